@@ -1,0 +1,64 @@
+/// Where a setting's value came from. Precedence, highest first: flag, environment, file, default.
+public enum SettingSource: String, Sendable, Codable, CaseIterable {
+    case flag
+    case environment
+    case file
+    case `default`
+}
+
+/// One setting with its value and where the value came from.
+public struct ResolvedSetting: Sendable, Equatable {
+    public let key: SettingKey
+    public let value: SettingValue
+    public let source: SettingSource
+}
+
+/// The settings in force for one device, resolved from flags, environment, file and defaults.
+public struct ResolvedSettings: Sendable, Equatable {
+    public let entries: [SettingKey: ResolvedSetting]
+
+    /// Resolves every key.
+    /// - Parameters:
+    ///   - flags: values given on the command line (already parsed).
+    ///   - environment: the process environment; `MULTIDOC_*` variables are read from it.
+    ///   - file: the values in the settings file.
+    ///   - hostName: the default device name.
+    /// - Throws: ``SettingsError/badValue(key:value:expected:)`` for a bad environment value.
+    public init(
+        flags: [SettingKey: SettingValue] = [:],
+        environment: [String: String] = [:],
+        file: [SettingKey: SettingValue] = [:],
+        hostName: String
+    ) throws(SettingsError) {
+        var entries: [SettingKey: ResolvedSetting] = [:]
+        for key in SettingKey.allCases {
+            if let value = flags[key] {
+                entries[key] = ResolvedSetting(key: key, value: value, source: .flag)
+            } else if let raw = environment[key.environmentName] {
+                entries[key] = ResolvedSetting(key: key, value: try key.parse(raw), source: .environment)
+            } else if let value = file[key] {
+                entries[key] = ResolvedSetting(key: key, value: value, source: .file)
+            } else {
+                entries[key] = ResolvedSetting(key: key, value: key.defaultValue(hostName: hostName), source: .default)
+            }
+        }
+        self.entries = entries
+    }
+
+    /// Every setting, in the order of ``SettingKey/allCases``.
+    public var all: [ResolvedSetting] { SettingKey.allCases.compactMap { entries[$0] } }
+
+    public subscript(key: SettingKey) -> SettingValue {
+        entries[key]?.value ?? key.defaultValue(hostName: "localhost")
+    }
+
+    public func bool(_ key: SettingKey) -> Bool { self[key].boolValue ?? false }
+
+    public var fastSave: Bool { bool(.fastSave) }
+    public var enablePing: Bool { bool(.enablePing) }
+    public var copyContainerOnSegue: Bool { bool(.copyContainerOnSegue) }
+    public var attemptErrorRecovery: Bool { bool(.attemptErrorRecovery) }
+    public var useCloud: Bool { bool(.useCloud) }
+    public var deviceName: String { self[.deviceName].textValue ?? "localhost" }
+    public var store: String { self[.store].textValue ?? "sqlite" }
+}

@@ -1,0 +1,122 @@
+/// The settings a device has: the seed's four switches (Settings.bundle), UseCloud, the device
+/// name, and the storage backend for new documents.
+public enum SettingKey: String, CaseIterable, Sendable, Codable {
+    case fastSave = "FastSave"
+    case enablePing = "EnablePing"
+    case copyContainerOnSegue = "CopyContainerOnSegue"
+    case attemptErrorRecovery = "AttemptErrorRecovery"
+    case useCloud = "UseCloud"
+    case deviceName = "DeviceName"
+    case store = "Store"
+
+    /// What values the key takes.
+    public enum Kind: Sendable, Equatable {
+        case bool
+        case text
+        case choice([String])
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .fastSave, .enablePing, .copyContainerOnSegue, .attemptErrorRecovery, .useCloud: .bool
+        case .deviceName: .text
+        case .store: .choice(["sqlite", "json"])
+        }
+    }
+
+    /// The registered default, in force even when no settings file was ever written
+    /// (seed 001 lost its `FastSave = YES` default exactly there).
+    /// `DeviceName`'s default is the host name, supplied by the caller.
+    public func defaultValue(hostName: String) -> SettingValue {
+        switch self {
+        case .fastSave: .bool(true)
+        case .enablePing: .bool(false)
+        case .copyContainerOnSegue: .bool(false)
+        case .attemptErrorRecovery: .bool(false)
+        case .useCloud: .bool(true)
+        case .deviceName: .text(hostName)
+        case .store: .text("sqlite")
+        }
+    }
+
+    /// The environment variable that overrides the file: `MULTIDOC_FAST_SAVE` and so on.
+    public var environmentName: String {
+        var result = "MULTIDOC_"
+        for (index, character) in rawValue.enumerated() {
+            if character.isUppercase, index > 0 { result.append("_") }
+            result.append(contentsOf: character.uppercased())
+        }
+        return result
+    }
+
+    /// One line on what the setting does.
+    public var summary: String {
+        switch self {
+        case .fastSave: "ship each save's log before the save returns (off: coalesce and ship on an autosave interval)"
+        case .enablePing: "answer a peer's change to the inspected document with a ping (latency measurement)"
+        case .copyContainerOnSegue: "copy the container into Documents/copyOfCloudContainer when a document's detail opens"
+        case .attemptErrorRecovery: "move a damaged store aside and rebuild it from the container"
+        case .useCloud: "ship documents through the shared container (off: keep them local)"
+        case .deviceName: "the name this device shows to peers and in new documents"
+        case .store: "storage backend for new documents: sqlite or json"
+        }
+    }
+
+    /// Finds a key by name, ignoring case, `-` and `_` (`fast-save`, `FASTSAVE`, `FastSave`).
+    public static func named(_ name: String) throws(SettingsError) -> SettingKey {
+        let wanted = Self.normalize(name)
+        guard let key = allCases.first(where: { Self.normalize($0.rawValue) == wanted }) else {
+            throw SettingsError.unknownKey(name)
+        }
+        return key
+    }
+
+    private static func normalize(_ name: String) -> String {
+        name.lowercased().filter { $0 != "-" && $0 != "_" }
+    }
+
+    /// Parses a value typed by a person or read from the environment.
+    public func parse(_ text: String) throws(SettingsError) -> SettingValue {
+        switch kind {
+        case .bool:
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": return .bool(true)
+            case "0", "false", "no", "off": return .bool(false)
+            default: throw SettingsError.badValue(key: self, value: text, expected: SettingValue.boolSpellings)
+            }
+        case .text:
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.utf8.count <= 255,
+                  !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw SettingsError.badValue(key: self, value: text, expected: ["a non-empty name of at most 255 bytes without control characters"])
+            }
+            return .text(trimmed)
+        case .choice(let choices):
+            let lowered = text.lowercased()
+            guard choices.contains(lowered) else {
+                throw SettingsError.badValue(key: self, value: text, expected: choices)
+            }
+            return .text(lowered)
+        }
+    }
+}
+
+/// A setting's value.
+public enum SettingValue: Hashable, Sendable, CustomStringConvertible {
+    case bool(Bool)
+    case text(String)
+
+    static let boolSpellings = ["on", "off", "true", "false", "yes", "no", "1", "0"]
+
+    public var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
+    public var textValue: String? { if case .text(let value) = self { value } else { nil } }
+
+    public var description: String {
+        switch self {
+        case .bool(let value): value ? "on" : "off"
+        case .text(let value): value
+        }
+    }
+}
+
+import Foundation

@@ -1,0 +1,1 @@
+// Sync: see Docs/CONTAINER-FORMAT.md

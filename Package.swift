@@ -1,0 +1,82 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// MARK: - External dependencies
+
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+let hdrHistogram: Target.Dependency = .product(name: "Histogram", package: "hdrhistogram-swift")
+
+let package = Package(
+    name: "multidoc",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "multidoc", targets: ["multidoc"]),
+        .executable(name: "multidoc-tui", targets: ["multidoc-tui"]),
+        .executable(name: "multidocd", targets: ["multidocd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: [
+        // MARK: - Modules
+
+        .target(name: "Model", path: "Modules/Model"),
+        .target(name: "FileIO", path: "Modules/FileIO"),
+        .target(name: "Settings", dependencies: ["Model", "FileIO"], path: "Modules/Settings"),
+        .target(name: "Storage", dependencies: ["Model", "FileIO", grdb], path: "Modules/Storage"),
+        .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO", logging], path: "Modules/Sync"),
+        .target(
+            name: "Engine",
+            dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", logging, hdrHistogram],
+            path: "Modules/Engine"
+        ),
+        .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
+
+        // MARK: - Apps
+
+        .executableTarget(
+            name: "multidoc",
+            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", argumentParser, logging],
+            path: "Apps/multidoc"
+        ),
+        .executableTarget(
+            name: "multidocd",
+            dependencies: ["Engine", "Settings", "Model", argumentParser, logging, serviceLifecycle],
+            path: "Apps/multidocd"
+        ),
+        .executableTarget(
+            name: "multidoc-tui",
+            dependencies: ["Engine", "Settings", "Model", "CNcurses", argumentParser, logging],
+            path: "Apps/multidoc-tui"
+        ),
+
+        // MARK: - Tests
+
+        .target(name: "TestSupport", dependencies: ["Model", "Storage"], path: "Tests/TestSupport"),
+        .testTarget(name: "ModelTests", dependencies: ["Model"], path: "Tests/ModelTests"),
+        .testTarget(name: "SettingsTests", dependencies: ["Settings", "Model"], path: "Tests/SettingsTests"),
+        .testTarget(
+            name: "StorageTests",
+            dependencies: ["Storage", "Model", "TestSupport", grdb],
+            path: "Tests/StorageTests",
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "Storage", "Model", "TestSupport"], path: "Tests/SyncTests"),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "TestSupport"], path: "Tests/EngineTests"),
+        .testTarget(name: "MultidocCLITests", dependencies: ["TestSupport"], path: "Tests/MultidocCLITests"),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}
