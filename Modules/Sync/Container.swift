@@ -1,0 +1,246 @@
+import FileIO
+import Foundation
+import Model
+
+/// The shared container folder, as one device sees it. Layout and rules are in
+/// Docs/CONTAINER-FORMAT.md; in short, every file is written once, by one device, under a name
+/// no other device writes, atomically.
+///
+/// ```
+/// <container>/
+///   identity/<deviceID>.json                           ContainerIdentity (seeding device)
+///   devices/<deviceID>.json                            DeviceRecord (replaced by its owner only)
+///   documents/<docID>/info-<deviceID>.json             DocumentInfo (creator; once)
+///   documents/<docID>/logs/<deviceID>/<seq>.log         TransactionLog (seq: 16 digits)
+///   documents/<docID>/baselines/<deviceID>-<n>.json     Baseline
+///   tombstones/<docID>.<deviceID>.json                  DocumentTombstone
+/// ```
+public struct Container: Sendable {
+    /// The layout version this build writes and reads.
+    public static let formatVersion = 1
+
+    public let root: URL
+
+    public init(root: URL) { self.root = root }
+
+    // MARK: Paths
+
+    public var identityDirectory: URL { root.appendingPathComponent("identity") }
+    public var devicesDirectory: URL { root.appendingPathComponent("devices") }
+    public var documentsDirectory: URL { root.appendingPathComponent("documents") }
+    public var tombstonesDirectory: URL { root.appendingPathComponent("tombstones") }
+
+    public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description) }
+    public func infoURL(_ id: DocumentID, device: DeviceID) -> URL {
+        documentDirectory(id).appendingPathComponent("info-\(device).json")
+    }
+    public func logsDirectory(_ id: DocumentID, device: DeviceID) -> URL {
+        documentDirectory(id).appendingPathComponent("logs").appendingPathComponent(device.description)
+    }
+    public func logURL(_ id: DocumentID, device: DeviceID, sequence: UInt64) -> URL {
+        logsDirectory(id, device: device).appendingPathComponent(Self.logFileName(sequence))
+    }
+    public func baselinesDirectory(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("baselines") }
+    public func tombstoneURL(_ id: DocumentID, device: DeviceID) -> URL {
+        tombstonesDirectory.appendingPathComponent("\(id).\(device).json")
+    }
+    public func deviceRecordURL(_ device: DeviceID) -> URL { devicesDirectory.appendingPathComponent("\(device).json") }
+
+    static func logFileName(_ sequence: UInt64) -> String {
+        let digits = String(sequence)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits + ".log"
+    }
+
+    static func sequence(fromLogName name: String) -> UInt64? {
+        guard name.hasSuffix(".log"), name.count == 20 else { return nil }
+        let digits = name.dropLast(4)
+        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = UInt64(digits), value > 0 else { return nil }
+        return value
+    }
+
+    // MARK: Availability and identity
+
+    /// Whether the folder is there and readable.
+    public var isAvailable: Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory)
+            && isDirectory.boolValue && FileManager.default.isReadableFile(atPath: root.path)
+            && FileManager.default.isExecutableFile(atPath: root.path)
+    }
+
+    /// Throws ``SyncError/Kind/containerUnavailable`` unless the folder is usable.
+    public func checkAvailable() throws(SyncError) {
+        guard isAvailable else {
+            let exists = FileManager.default.fileExists(atPath: root.path)
+            throw SyncError(.containerUnavailable, path: root.path, detail: exists ? "not a readable folder" : "no such folder")
+        }
+    }
+
+    /// The identity in force: of all seeded identities, the one with the smallest container UUID.
+    /// Two devices that seed an empty container at once thus agree, deterministically, once each
+    /// sees the other's file. Nil if the container has never been seeded.
+    public func identity() throws(SyncError) -> ContainerIdentity? {
+        try identities().min { $0.containerID.uuidString < $1.containerID.uuidString }
+    }
+
+    /// Every identity file present.
+    public func identities() throws(SyncError) -> [ContainerIdentity] {
+        try checkAvailable()
+        var result: [ContainerIdentity] = []
+        for name in Self.listNames(identityDirectory) where name.hasSuffix(".json") {
+            let url = identityDirectory.appendingPathComponent(name)
+            guard let identity: ContainerIdentity = try? Self.readJSON(url) else {
+                throw SyncError(.malformedFile, path: url.path, detail: "not a container identity")
+            }
+            guard identity.format <= Self.formatVersion else {
+                throw SyncError(.unknownFormat(found: identity.format, supported: Self.formatVersion), path: url.path)
+            }
+            result.append(identity)
+        }
+        return result
+    }
+
+    /// Seeds the container's identity if it has none. Returns the identity in force.
+    public func seedIdentity(device: DeviceID, now: Date, newID: UUID = UUID()) throws(SyncError) -> ContainerIdentity {
+        if let existing = try identity() { return existing }
+        let identity = ContainerIdentity(containerID: newID, seededBy: device, seededAt: now)
+        try writeJSON(identity, to: identityDirectory.appendingPathComponent("\(device).json"))
+        return try self.identity() ?? identity
+    }
+
+    // MARK: Reading
+
+    /// Names in a folder, without ignored names, sorted. Missing folder: empty.
+    static func listNames(_ url: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [])
+            .filter { !ContainerFiles.isIgnored($0) }
+            .sorted()
+    }
+
+    /// Every document folder's UUID.
+    public func documentIDs() -> [DocumentID] {
+        Self.listNames(documentsDirectory).compactMap(DocumentID.init)
+    }
+
+    /// Tombstoned documents, with every tombstone found for each.
+    public func tombstones() -> [DocumentID: [DocumentTombstone]] {
+        var result: [DocumentID: [DocumentTombstone]] = [:]
+        for name in Self.listNames(tombstonesDirectory) where name.hasSuffix(".json") {
+            let parts = name.dropLast(5).split(separator: ".")
+            guard parts.count == 2, let id = DocumentID(String(parts[0])) else { continue }
+            let url = tombstonesDirectory.appendingPathComponent(name)
+            if let tombstone: DocumentTombstone = try? Self.readJSON(url), tombstone.document == id {
+                result[id, default: []].append(tombstone)
+            } else {
+                // A tombstone is a tombstone even if its body is damaged: deleting wins.
+                result[id, default: []].append(DocumentTombstone(document: id, deletedBy: DeviceID(UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0))), deletedAt: .distantPast))
+            }
+        }
+        return result
+    }
+
+    /// The info files of a document: the creator's first.
+    public func infos(_ id: DocumentID) -> [DocumentInfo] {
+        Self.listNames(documentDirectory(id))
+            .filter { $0.hasPrefix("info-") && $0.hasSuffix(".json") }
+            .compactMap { name -> DocumentInfo? in
+                guard let info: DocumentInfo = try? Self.readJSON(documentDirectory(id).appendingPathComponent(name)),
+                      info.document == id else { return nil }
+                return info
+            }
+            .sorted { ($0.createdAt, $0.createdBy) < ($1.createdAt, $1.createdBy) }
+    }
+
+    /// Devices with logs for a document.
+    public func logDevices(_ id: DocumentID) -> [DeviceID] {
+        Self.listNames(documentDirectory(id).appendingPathComponent("logs")).compactMap(DeviceID.init)
+    }
+
+    /// The sequence numbers of a device's logs present for a document, ascending.
+    public func logSequences(_ id: DocumentID, device: DeviceID) -> [UInt64] {
+        Self.listNames(logsDirectory(id, device: device)).compactMap(Self.sequence(fromLogName:)).sorted()
+    }
+
+    /// Conflict copies found in a document's folders (reported, never imported).
+    public func conflictCopies(_ id: DocumentID) -> [URL] {
+        var found: [URL] = []
+        let enumerator = FileManager.default.enumerator(at: documentDirectory(id), includingPropertiesForKeys: nil)
+        while let url = enumerator?.nextObject() as? URL {
+            if ContainerFiles.isConflictCopy(url.lastPathComponent) { found.append(url) }
+        }
+        return found
+    }
+
+    /// Baselines of a document with their file URLs, largest coverage first.
+    public func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {
+        Self.listNames(baselinesDirectory(id))
+            .filter { $0.hasSuffix(".json") }
+            .compactMap { name -> (URL, Baseline)? in
+                let url = baselinesDirectory(id).appendingPathComponent(name)
+                guard let baseline: Baseline = try? Self.readJSON(url), baseline.document == id,
+                      baseline.format <= Self.formatVersion else { return nil }
+                return (url, baseline)
+            }
+            .sorted { $0.1.coverage > $1.1.coverage }
+    }
+
+    /// Every registered device.
+    public func deviceRecords() -> [DeviceRecord] {
+        Self.listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap { name in
+            try? Self.readJSON(devicesDirectory.appendingPathComponent(name))
+        }
+    }
+
+    /// Reads and validates one log file.
+    public func readLog(_ id: DocumentID, device: DeviceID, sequence: UInt64) throws(LogDecodingError) -> TransactionLog {
+        let url = logURL(id, device: device, sequence: sequence)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        if let size = (attributes?[.size] as? NSNumber)?.intValue, size > TransactionLog.maximumFileSize {
+            throw LogDecodingError(reason: "\(size) bytes, larger than the \(TransactionLog.maximumFileSize)-byte limit")
+        }
+        let data: Data
+        do { data = try AtomicFile.read(url) } catch { throw LogDecodingError(reason: error.description) }
+        return try TransactionLog.decode(data, document: id, device: device, sequence: sequence)
+    }
+
+    // MARK: Writing
+
+    /// Writes a JSON record atomically (temporary dot-name, fsync, rename, fsync directory).
+    public func writeJSON(_ value: some Encodable, to url: URL, pretty: Bool = true) throws(SyncError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        do {
+            let data = try encoder.encode(value)
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent())
+            try AtomicFile.write(data, to: url)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: "\(error)")
+        }
+    }
+
+    /// Writes a log file unless it is already there (a retry after a crash writes the same bytes).
+    public func writeLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> URL {
+        let url = logURL(document, device: device, sequence: sequence)
+        do {
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent())
+            try AtomicFile.writeOnce(data, to: url)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: error.description)
+        }
+        return url
+    }
+
+    /// Reads a JSON record written by ``writeJSON(_:to:pretty:)``.
+    static func readJSON<T: Decodable>(_ url: URL) throws -> T {
+        let data = try AtomicFile.read(url)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return try decoder.decode(T.self, from: data)
+    }
+
+    /// Removes a file or folder; a missing one is fine.
+    func remove(_ url: URL) {
+        try? FileManager.default.removeItem(at: url)
+    }
+}

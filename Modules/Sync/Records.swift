@@ -1,0 +1,105 @@
+import Foundation
+import Model
+import Storage
+
+/// The container's identity file: written once by the device that seeds the container
+/// (the seed APCoreDataStackManager's Configuration.plist).
+public struct ContainerIdentity: Codable, Sendable, Hashable {
+    public var format: Int
+    public var containerID: UUID
+    public var seededBy: DeviceID
+    public var seededAt: Date
+
+    public init(format: Int = Container.formatVersion, containerID: UUID, seededBy: DeviceID, seededAt: Date) {
+        self.format = format
+        self.containerID = containerID
+        self.seededBy = seededBy
+        self.seededAt = seededAt
+    }
+}
+
+/// What a peer can see of a document before its logs arrive. Written once by the creating device.
+public struct DocumentInfo: Codable, Sendable, Hashable {
+    public var format: Int
+    public var document: DocumentID
+    public var name: DocumentName
+    public var createdBy: DeviceID
+    public var createdByName: String
+    public var createdAt: Date
+    public var store: StoreKind
+
+    public init(document: DocumentID, name: DocumentName, createdBy: DeviceID, createdByName: String, createdAt: Date, store: StoreKind) {
+        self.format = Container.formatVersion
+        self.document = document
+        self.name = name
+        self.createdBy = createdBy
+        self.createdByName = createdByName
+        self.createdAt = createdAt
+        self.store = store
+    }
+}
+
+/// A deleted document. Written once by each device that deletes it; kept for good so the
+/// document never comes back ("zombie documents", seed 001).
+public struct DocumentTombstone: Codable, Sendable, Hashable {
+    public var format: Int
+    public var document: DocumentID
+    public var deletedBy: DeviceID
+    public var deletedAt: Date
+
+    public init(document: DocumentID, deletedBy: DeviceID, deletedAt: Date) {
+        self.format = Container.formatVersion
+        self.document = document
+        self.deletedBy = deletedBy
+        self.deletedAt = deletedAt
+    }
+}
+
+/// A device's entry in the container's registry: who it is and what it has applied.
+/// Each device writes only its own file.
+public struct DeviceRecord: Codable, Sendable, Hashable {
+    public var format: Int
+    public var device: DeviceID
+    public var name: String
+    public var model: String
+    public var updatedAt: Date
+    /// Per document, per origin device, the highest sequence applied.
+    public var applied: [DocumentID: [DeviceID: UInt64]]
+
+    public init(device: DeviceIdentity, updatedAt: Date, applied: [DocumentID: [DeviceID: UInt64]]) {
+        self.format = Container.formatVersion
+        self.device = device.id
+        self.name = device.name
+        self.model = device.model
+        self.updatedAt = updatedAt
+        self.applied = applied
+    }
+}
+
+/// A snapshot of a document's state at a known set of applied logs: enough to build the
+/// document from scratch and go on with the logs after it.
+public struct Baseline: Codable, Sendable, Hashable {
+    public var format: Int
+    public var document: DocumentID
+    public var writtenBy: DeviceID
+    public var writtenAt: Date
+    /// Per origin device, the logs (1 through N) this snapshot includes.
+    public var applied: [DeviceID: UInt64]
+    public var objects: [ObjectID: ObjectRecord]
+    public var stamps: [ObjectID: [String: Stamp]]
+    public var tombstones: [ObjectID: Stamp]
+
+    public init(document: DocumentID, writtenBy: DeviceID, writtenAt: Date, contents: StoreContents) {
+        self.format = Container.formatVersion
+        self.document = document
+        self.writtenBy = writtenBy
+        self.writtenAt = writtenAt
+        self.applied = contents.sync.applied
+        self.objects = contents.graph.objects
+        self.stamps = contents.sync.stamps
+        self.tombstones = contents.sync.tombstones
+    }
+
+    /// How many logs the snapshot includes, over all devices.
+    public var coverage: UInt64 { applied.values.reduce(0, +) }
+}

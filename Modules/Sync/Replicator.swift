@@ -1,0 +1,314 @@
+import FileIO
+import Foundation
+import Model
+import Storage
+
+/// Ships one device's saves into the container and imports its peers' logs: the log-shipping
+/// half of the Sync module, one document at a time. Stateless apart from its configuration,
+/// so every process of a device can use its own.
+public struct Replicator: Sendable {
+    public let container: Container
+    public let device: DeviceIdentity
+    /// A device writes a baseline when this many logs are not yet covered by one
+    /// (Ensembles rebases past 50 events; logs are smaller here, so 100).
+    public var baselineThreshold: Int
+    /// The most logs applied in one store transaction (bounds memory during a big import).
+    public var importBatchSize: Int
+    private let now: @Sendable () -> Date
+
+    public init(container: Container, device: DeviceIdentity, baselineThreshold: Int = 100, importBatchSize: Int = 5_000, now: @escaping @Sendable () -> Date = Date.init) {
+        self.container = container
+        self.device = device
+        self.baselineThreshold = baselineThreshold
+        self.importBatchSize = importBatchSize
+        self.now = now
+    }
+
+    // MARK: Local saves
+
+    /// Commits local changes as one transaction with its log: stamps them with the document's
+    /// clock, applies them under the merge rule, and (with `ship`) keeps the encoded log in the
+    /// store's outbox in the same transaction, so a crash before ``flush(_:in:)`` loses nothing.
+    public func commit(_ changes: [Change], document: DocumentID, to store: any DocumentStore, ship: Bool) throws -> LocalCommit {
+        let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
+        let committedAt = now()
+        return try store.write { contents in
+            let stamp = contents.sync.clock.tick(now: wall, device: device.id)
+            let sequence = (contents.sync.applied[device.id] ?? 0) + 1
+            let log = TransactionLog(
+                document: document, device: device.id, sequence: sequence, stamp: stamp,
+                committedAt: committedAt, deviceName: device.name,
+                changes: TransactionLog.logged(changes, in: contents.graph))
+            let summary = Merge.apply(log, to: &contents)
+            contents.sync.applied[device.id] = sequence
+            if ship { contents.sync.outbox[sequence] = try log.encoded() }
+            return LocalCommit(log: log, summary: summary)
+        }
+    }
+
+    /// Writes the store's outbox into the container and clears it. Returns the files written.
+    /// - Throws: ``SyncError`` if the container cannot be written; the outbox is kept for later.
+    @discardableResult
+    public func flush(_ document: DocumentID, in store: any DocumentStore) throws -> [URL] {
+        let outbox = try store.read().sync.outbox
+        guard !outbox.isEmpty else { return [] }
+        try container.checkAvailable()
+        var written: [URL] = []
+        for (sequence, data) in outbox.sorted(by: { $0.key < $1.key }) {
+            let url = try container.writeLog(data, document: document, device: device.id, sequence: sequence)
+            if let existing = try? AtomicFile.read(url), existing != data {
+                throw SyncError(.writeFailed, path: url.path, detail: "a different log with this sequence is already in the container")
+            }
+            written.append(url)
+        }
+        let sent = Set(outbox.keys)
+        try store.write { contents in
+            for sequence in sent { contents.sync.outbox[sequence] = nil }
+        }
+        return written
+    }
+
+    /// Makes a document visible to peers: its info file, and (for a document that already has
+    /// history, like one moved to the cloud) a baseline so a fresh peer can build it.
+    public func publish(_ info: DocumentInfo, store: any DocumentStore, baseline: Bool) throws {
+        try container.checkAvailable()
+        let url = container.infoURL(info.document, device: device.id)
+        if !FileManager.default.fileExists(atPath: url.path) {
+            try container.writeJSON(info, to: url)
+        }
+        if baseline { try writeBaseline(info.document, from: store) }
+    }
+
+    /// Deletes a document for every device: a tombstone that stays, and the document's folder.
+    public func delete(_ document: DocumentID) throws(SyncError) {
+        try container.checkAvailable()
+        let tombstone = DocumentTombstone(document: document, deletedBy: device.id, deletedAt: now())
+        try container.writeJSON(tombstone, to: container.tombstoneURL(document, device: device.id))
+        container.remove(container.documentDirectory(document))
+    }
+
+    // MARK: Import
+
+    /// Imports every log of `document` that is waiting in the container, in each device's
+    /// sequence order, in as few transactions as possible. Idempotent; stops at a gap (the
+    /// missing log is waited for) and at a malformed log (quarantined and reported).
+    public func importPending(_ document: DocumentID, into store: any DocumentStore) throws -> ImportReport {
+        var report = ImportReport()
+        var contents = try store.read()
+        var plan = makePlan(document, applied: contents.sync.applied, report: &report)
+
+        if plan.needsBaseline {
+            let baselines = container.baselines(document)
+            let useful = baselines.filter { entry in
+                entry.baseline.applied.contains { device, sequence in sequence > (contents.sync.applied[device] ?? 0) }
+            }
+            if !useful.isEmpty {
+                let summary = try store.write { contents -> ChangeSummary in
+                    var summary = ChangeSummary()
+                    for entry in useful { summary.formUnion(Merge.merge(entry.baseline, into: &contents)) }
+                    return summary
+                }
+                report.summary.formUnion(summary)
+                report.baselinesMerged = useful.count
+                contents = try store.read()
+                plan = makePlan(document, applied: contents.sync.applied, report: &report)
+            }
+        }
+
+        var pending = plan.runs.flatMap { run in run.sequences.map { (run.device, $0) } }
+        while !pending.isEmpty {
+            let batch = pending.prefix(importBatchSize)
+            pending.removeFirst(batch.count)
+            var logs: [TransactionLog] = []
+            var stopped: Set<DeviceID> = []
+            for (origin, sequence) in batch where !stopped.contains(origin) {
+                do {
+                    logs.append(try container.readLog(document, device: origin, sequence: sequence))
+                } catch {
+                    stopped.insert(origin)
+                    report.quarantined.append(QuarantinedFile(url: container.logURL(document, device: origin, sequence: sequence), reason: error.description))
+                }
+            }
+            if !stopped.isEmpty { pending.removeAll { stopped.contains($0.0) } }
+            guard !logs.isEmpty else { continue }
+            let result = try store.write { contents -> (ChangeSummary, [TransactionLog]) in
+                var summary = ChangeSummary()
+                var applied: [TransactionLog] = []
+                for log in logs {
+                    // Another process may have applied some meanwhile: apply only the next one.
+                    guard log.sequence == (contents.sync.applied[log.device] ?? 0) + 1 else { continue }
+                    summary.formUnion(Merge.apply(log, to: &contents))
+                    contents.sync.applied[log.device] = log.sequence
+                    applied.append(log)
+                }
+                return (summary, applied)
+            }
+            report.summary.formUnion(result.0)
+            report.imported.append(contentsOf: result.1.map(ImportedLog.init))
+        }
+        let applied = try store.read().sync.applied
+        report.progress = progress(document, applied: applied)
+        return report
+    }
+
+    private struct Plan {
+        var runs: [(device: DeviceID, sequences: [UInt64])] = []
+        var needsBaseline = false
+    }
+
+    private func makePlan(_ document: DocumentID, applied: [DeviceID: UInt64], report: inout ImportReport) -> Plan {
+        var plan = Plan()
+        let devices = container.logDevices(document)
+        if devices.isEmpty || applied.isEmpty { plan.needsBaseline = true }
+        for origin in devices {
+            let have = applied[origin] ?? 0
+            let present = container.logSequences(document, device: origin).filter { $0 > have }
+            guard let first = present.first else { continue }
+            if first != have + 1 {
+                // The next log is missing: it may still be on its way, or pruned after a baseline.
+                plan.needsBaseline = true
+                report.waitingForGap = true
+                continue
+            }
+            var run: [UInt64] = []
+            var expected = have + 1
+            for sequence in present {
+                guard sequence == expected else { report.waitingForGap = true; break }
+                run.append(sequence)
+                expected += 1
+            }
+            plan.runs.append((origin, run))
+        }
+        return plan
+    }
+
+    /// How much of a document this device has, against what the container shows.
+    public func progress(_ document: DocumentID, applied: [DeviceID: UInt64]) -> DownloadProgress {
+        var known: UInt64 = 0
+        var have: UInt64 = 0
+        var devices = Set(container.logDevices(document))
+        devices.formUnion(applied.keys)
+        for origin in devices {
+            let mine = applied[origin] ?? 0
+            let highest = container.logSequences(document, device: origin).last ?? 0
+            known += max(mine, highest)
+            have += mine
+        }
+        return DownloadProgress(applied: have, known: known)
+    }
+
+    // MARK: Baselines, registry, pruning
+
+    /// Writes a baseline of the store's state and removes this device's older ones.
+    @discardableResult
+    public func writeBaseline(_ document: DocumentID, from store: any DocumentStore) throws -> URL {
+        let contents = try store.read()
+        let baseline = Baseline(document: document, writtenBy: device.id, writtenAt: now(), contents: contents)
+        let url = container.baselinesDirectory(document).appendingPathComponent("\(device.id)-\(baseline.coverage).json")
+        try container.writeJSON(baseline, to: url, pretty: false)
+        for entry in container.baselines(document) where entry.baseline.writtenBy == device.id && entry.url != url {
+            container.remove(entry.url)
+        }
+        return url
+    }
+
+    /// Writes a baseline when more than ``baselineThreshold`` logs in the container are not yet
+    /// covered by one, then removes this device's logs that every registered device has
+    /// applied and a baseline covers.
+    public func compact(_ document: DocumentID, store: any DocumentStore) throws -> CompactionReport {
+        var report = CompactionReport()
+        let baselines = container.baselines(document)
+        let covered = baselines.first?.baseline.applied ?? [:]
+        var uncovered = 0
+        for origin in container.logDevices(document) {
+            let floor = covered[origin] ?? 0
+            uncovered += container.logSequences(document, device: origin).filter { $0 > floor }.count
+        }
+        var coverage = covered
+        if uncovered >= baselineThreshold {
+            report.baseline = try writeBaseline(document, from: store)
+            coverage = try store.read().sync.applied
+        }
+        // Prune my own logs: every registered device has them and a baseline includes them.
+        let records = container.deviceRecords()
+        guard !records.isEmpty else { return report }
+        let everyoneHas = records.map { $0.applied[document]?[device.id] ?? 0 }.min() ?? 0
+        let prunable = min(everyoneHas, coverage[device.id] ?? 0)
+        for sequence in container.logSequences(document, device: device.id) where sequence <= prunable {
+            container.remove(container.logURL(document, device: device.id, sequence: sequence))
+            report.prunedLogs += 1
+        }
+        return report
+    }
+
+    /// Writes this device's registry file (what it has applied of each document).
+    public func register(applied: [DocumentID: [DeviceID: UInt64]]) throws(SyncError) {
+        try container.checkAvailable()
+        let url = container.deviceRecordURL(device.id)
+        if let existing: DeviceRecord = try? Container.readJSON(url), existing.applied == applied,
+           existing.name == device.name, existing.model == device.model {
+            return
+        }
+        try container.writeJSON(DeviceRecord(device: device, updatedAt: now(), applied: applied), to: url)
+    }
+}
+
+/// A local save: its log and what it changed.
+public struct LocalCommit: Sendable {
+    public let log: TransactionLog
+    public let summary: ChangeSummary
+}
+
+/// What an import did.
+public struct ImportReport: Sendable {
+    public var summary = ChangeSummary()
+    public var imported: [ImportedLog] = []
+    public var quarantined: [QuarantinedFile] = []
+    public var baselinesMerged = 0
+    /// A later log is present but an earlier one has not arrived yet.
+    public var waitingForGap = false
+    public var progress = DownloadProgress(applied: 0, known: 0)
+
+    public init() {}
+}
+
+/// One imported log's header (for notifications and latency figures).
+public struct ImportedLog: Sendable, Hashable {
+    public let device: DeviceID
+    public let deviceName: String
+    public let sequence: UInt64
+    public let committedAt: Date
+    public let stamp: Stamp
+
+    init(_ log: TransactionLog) {
+        device = log.device
+        deviceName = log.deviceName
+        sequence = log.sequence
+        committedAt = log.committedAt
+        stamp = log.stamp
+    }
+}
+
+/// A file that was not imported, and why.
+public struct QuarantinedFile: Sendable, Hashable, CustomStringConvertible {
+    public let url: URL
+    public let reason: String
+    public var description: String { "\(url.path): \(reason)" }
+}
+
+/// The seed's "percent downloaded": logs applied against logs known.
+public struct DownloadProgress: Sendable, Hashable, Codable {
+    public var applied: UInt64
+    public var known: UInt64
+
+    public var percent: Int {
+        guard known > 0 else { return applied > 0 ? 100 : 0 }
+        return Int(min(100, (applied * 100) / known))
+    }
+}
+
+/// What ``Replicator/compact(_:store:)`` did.
+public struct CompactionReport: Sendable {
+    public var baseline: URL?
+    public var prunedLogs = 0
+}

@@ -1,1 +1,0 @@
-// Sync: see Docs/CONTAINER-FORMAT.md

@@ -1,0 +1,39 @@
+/// A problem with the container or a file in it, in words a user can act on.
+public struct SyncError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The container folder is missing, unmounted or unreadable.
+        case containerUnavailable
+        /// The container was made by a newer multidoc.
+        case unknownFormat(found: Int, supported: Int)
+        /// The container's identity is not the one this device synced with.
+        case identityChanged(remembered: String, found: String?)
+        /// A file in the container is not what its name says (quarantined, not imported).
+        case malformedFile
+        /// Writing into the container failed.
+        case writeFailed
+    }
+
+    public let kind: Kind
+    public let path: String
+    public let detail: String
+
+    public init(_ kind: Kind, path: String, detail: String = "") {
+        self.kind = kind
+        self.path = path
+        self.detail = detail
+    }
+
+    public var description: String {
+        let what: String
+        switch kind {
+        case .containerUnavailable: what = "container is unavailable"
+        case .unknownFormat(let found, let supported):
+            what = "container has format version \(found); this build knows up to \(supported)"
+        case .identityChanged(let remembered, let found):
+            what = "container identity changed (this device synced with \(remembered), the container is now \(found ?? "without an identity"))"
+        case .malformedFile: what = "malformed file, quarantined"
+        case .writeFailed: what = "cannot write into the container"
+        }
+        return detail.isEmpty ? "\(path): \(what)" : "\(path): \(what): \(detail)"
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Model
+
+/// One change as shipped in a log. Unlike ``Model/Change``, updates carry the entity too, so a
+/// peer can apply a device's update before it has the insert from another device.
+public struct LoggedChange: Codable, Sendable, Hashable {
+    public enum Operation: String, Codable, Sendable { case insert, update, delete }
+
+    public var op: Operation
+    public var id: ObjectID
+    public var entity: String?
+    public var attributes: [String: AttributeValue]?
+
+    public init(op: Operation, id: ObjectID, entity: String? = nil, attributes: [String: AttributeValue]? = nil) {
+        self.op = op
+        self.id = id
+        self.entity = entity
+        self.attributes = attributes
+    }
+}
+
+/// The transaction log of one save: written once, by one device, never modified.
+public struct TransactionLog: Codable, Sendable, Hashable {
+    public var format: Int
+    public var document: DocumentID
+    public var device: DeviceID
+    /// 1, 2, 3, … per device and document, without gaps.
+    public var sequence: UInt64
+    /// The hybrid logical clock stamp every change in the log carries.
+    public var stamp: Stamp
+    /// Wall-clock time of the local commit (for one-way latency).
+    public var committedAt: Date
+    /// The writing device's name (shown in ping messages and reports).
+    public var deviceName: String
+    public var changes: [LoggedChange]
+
+    public init(document: DocumentID, device: DeviceID, sequence: UInt64, stamp: Stamp, committedAt: Date, deviceName: String, changes: [LoggedChange]) {
+        self.format = Container.formatVersion
+        self.document = document
+        self.device = device
+        self.sequence = sequence
+        self.stamp = stamp
+        self.committedAt = committedAt
+        self.deviceName = deviceName
+        self.changes = changes
+    }
+
+    /// The largest log file a reader accepts; anything bigger is quarantined unread.
+    public static let maximumFileSize = 32 * 1024 * 1024
+
+    /// Encodes as compact JSON with sorted keys (identical logs encode identically).
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        return try encoder.encode(self)
+    }
+
+    /// Decodes and validates a log file's bytes against what its path says.
+    /// - Throws: a description of the first problem (for the quarantine report).
+    public static func decode(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(LogDecodingError) -> TransactionLog {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        let log: TransactionLog
+        do {
+            log = try decoder.decode(TransactionLog.self, from: data)
+        } catch {
+            throw LogDecodingError(reason: data.isEmpty ? "empty file" : "not a transaction log (\(Self.summarize(error)))")
+        }
+        guard log.format <= Container.formatVersion else {
+            throw LogDecodingError(reason: "format version \(log.format) is newer than this build's \(Container.formatVersion)")
+        }
+        guard log.document == document else { throw LogDecodingError(reason: "names document \(log.document) but lies in \(document)'s folder") }
+        guard log.device == device else { throw LogDecodingError(reason: "claims device \(log.device) but lies in \(device)'s folder") }
+        guard log.sequence == sequence else { throw LogDecodingError(reason: "claims sequence \(log.sequence) but is named \(sequence)") }
+        guard log.stamp.device == device else { throw LogDecodingError(reason: "stamp names another device") }
+        for change in log.changes {
+            switch change.op {
+            case .insert, .update:
+                guard let entity = change.entity, !entity.isEmpty, change.attributes != nil else {
+                    throw LogDecodingError(reason: "\(change.op.rawValue) of \(change.id) lacks its entity or attributes")
+                }
+            case .delete: break
+            }
+        }
+        return log
+    }
+
+    private static func summarize(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): return context.debugDescription
+        case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let context): return "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        case DecodingError.valueNotFound(_, let context): return "missing value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        default: return "\(error)"
+        }
+    }
+}
+
+/// Why a log file cannot be imported.
+public struct LogDecodingError: Error, Sendable, CustomStringConvertible {
+    public let reason: String
+    public var description: String { reason }
+}
+
+extension TransactionLog {
+    /// Turns in-memory changes into logged ones, taking entities from the graph the changes
+    /// apply to.
+    public static func logged(_ changes: [Change], in graph: ObjectGraph) -> [LoggedChange] {
+        var entities: [ObjectID: String] = [:]
+        return changes.map { change in
+            switch change {
+            case .insert(let id, let entity, let attributes):
+                entities[id] = entity
+                return LoggedChange(op: .insert, id: id, entity: entity, attributes: attributes)
+            case .update(let id, let attributes):
+                let entity = entities[id] ?? graph[id]?.entity ?? ""
+                return LoggedChange(op: .update, id: id, entity: entity, attributes: attributes)
+            case .delete(let id):
+                return LoggedChange(op: .delete, id: id)
+            }
+        }
+    }
+}
