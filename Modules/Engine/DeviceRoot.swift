@@ -1,0 +1,140 @@
+import FileIO
+import Foundation
+import Model
+import Storage
+
+/// A device's folder (its sandbox): identity, settings, documents, latencies.
+///
+/// ```
+/// <root>/device.json                       DeviceFile (UUID, model, remembered container)
+/// <root>/settings.json                     Settings
+/// <root>/Documents/<uuid>/document.json    LocalDocumentRecord
+/// <root>/Documents/<uuid>/<name>/store.*   the document's store (UUID precedes the name, seed 000)
+/// <root>/Documents/copyOfCloudContainer/   CopyContainerOnSegue's copy
+/// <root>/latencies.json                    recorded sync latencies
+/// ```
+public struct DeviceRoot: Sendable {
+    public let url: URL
+
+    /// Resolves symlinks so one folder is never seen under two spellings (seed: NSURL+NPAssisting).
+    public init(url: URL) {
+        self.url = url.standardizedFileURL.resolvingSymlinksInPath()
+    }
+
+    public var documentsDirectory: URL { url.appendingPathComponent("Documents") }
+    public var deviceFileURL: URL { url.appendingPathComponent("device.json") }
+    public var latenciesURL: URL { url.appendingPathComponent("latencies.json") }
+    public var copyOfContainerURL: URL { documentsDirectory.appendingPathComponent("copyOfCloudContainer") }
+    public var daemonLockURL: URL { url.appendingPathComponent("multidocd.lock") }
+    public var daemonStatusURL: URL { url.appendingPathComponent("multidocd.status.json") }
+    public var writeLockURL: URL { url.appendingPathComponent(".library.lock") }
+
+    public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description) }
+    public func recordURL(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("document.json") }
+    public func storeDirectory(_ id: DocumentID, name: DocumentName) -> URL {
+        documentDirectory(id).appendingPathComponent(name.rawValue)
+    }
+    public func storeURL(_ record: LocalDocumentRecord) -> URL {
+        storeDirectory(record.id, name: record.name).appendingPathComponent(record.store.fileName)
+    }
+
+    /// Checks the folder exists and is usable, creating it only if `create`.
+    public func prepare(create: Bool) throws(EngineError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw EngineError.rootUnusable(url.path, "not a folder") }
+            guard FileManager.default.isWritableFile(atPath: url.path), FileManager.default.isReadableFile(atPath: url.path) else {
+                throw EngineError.rootUnusable(url.path, "not readable and writable")
+            }
+        } else {
+            guard create else { throw EngineError.rootUnusable(url.path, "no such folder") }
+        }
+        do {
+            try AtomicFile.makeDirectory(url)
+            try AtomicFile.makeDirectory(documentsDirectory)
+        } catch {
+            throw EngineError.rootUnusable(url.path, error.description)
+        }
+    }
+
+    /// The device's identity, created on first use.
+    public func loadDevice(defaultName: String, model: String, newID: () -> UUID) throws(EngineError) -> DeviceFile {
+        if let data = try? AtomicFile.read(deviceFileURL) {
+            do {
+                return try JSONDecoder.multidoc.decode(DeviceFile.self, from: data)
+            } catch {
+                throw EngineError.damagedFile(deviceFileURL.path, "not a device file")
+            }
+        }
+        let file = DeviceFile(id: DeviceID(newID()), model: model, containerID: nil)
+        try saveDevice(file)
+        return file
+    }
+
+    public func saveDevice(_ file: DeviceFile) throws(EngineError) {
+        do {
+            try AtomicFile.write(try JSONEncoder.multidoc.encode(file), to: deviceFileURL)
+        } catch {
+            throw EngineError.io(deviceFileURL.path, "\(error)")
+        }
+    }
+
+    /// Every local document record.
+    public func records() -> [LocalDocumentRecord] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: documentsDirectory.path)) ?? []
+        return names.compactMap(DocumentID.init).compactMap { id in
+            guard let data = try? AtomicFile.read(recordURL(id)) else { return nil }
+            return try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data)
+        }
+    }
+
+    public func record(_ id: DocumentID) -> LocalDocumentRecord? {
+        guard let data = try? AtomicFile.read(recordURL(id)) else { return nil }
+        return try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data)
+    }
+
+    public func save(_ record: LocalDocumentRecord) throws(EngineError) {
+        do {
+            try AtomicFile.makeDirectory(documentDirectory(record.id))
+            try AtomicFile.write(try JSONEncoder.multidoc.encode(record), to: recordURL(record.id))
+        } catch {
+            throw EngineError.io(recordURL(record.id).path, "\(error)")
+        }
+    }
+}
+
+/// `device.json`: what a device root remembers about itself.
+public struct DeviceFile: Codable, Sendable, Equatable {
+    public var id: DeviceID
+    public var model: String
+    /// The container identity this device last synced with.
+    public var containerID: UUID?
+}
+
+/// `Documents/<uuid>/document.json`: what this device knows of one document.
+public struct LocalDocumentRecord: Codable, Sendable, Equatable {
+    public var id: DocumentID
+    public var name: DocumentName
+    public var store: StoreKind
+    public var origin: DocumentOrigin
+    public var location: DocumentLocation
+    public var createdAt: Date
+    public var createdBy: DeviceID
+}
+
+extension JSONEncoder {
+    static var multidoc: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    static var multidoc: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Model
+import Storage
+import Synchronization
+
+/// An open document: its record and its store, with the contents cached until the next save.
+public final class OpenDocument: Sendable {
+    public let record: LocalDocumentRecord
+    public let store: any DocumentStore
+    private let cache = Mutex<StoreContents?>(nil)
+
+    init(record: LocalDocumentRecord, store: any DocumentStore) {
+        self.record = record
+        self.store = store
+    }
+
+    /// The latest committed contents.
+    public func read() throws -> StoreContents {
+        if let cached = cache.withLock({ $0 }) { return cached }
+        let contents = try store.read()
+        cache.withLock { $0 = contents }
+        return contents
+    }
+
+    /// Forgets the cache (after a save or an import).
+    func invalidate() { cache.withLock { $0 = nil } }
+}
+
+/// Opens each document once: every caller that asks while it opens waits for the same open
+/// (seed 003's handler, without its singleton and without its bug of opening twice).
+actor DocumentHandler {
+    private let stores: StoreProvider
+    private let root: DeviceRoot
+    private var open: [DocumentID: OpenDocument] = [:]
+    private var opening: [DocumentID: Task<OpenDocument, any Error>] = [:]
+    /// How many times a store was actually opened (tests check that concurrent callers share one).
+    private(set) var openCount = 0
+
+    init(stores: StoreProvider, root: DeviceRoot) {
+        self.stores = stores
+        self.root = root
+    }
+
+    func isOpen(_ id: DocumentID) -> Bool { open[id] != nil }
+
+    func open(_ record: LocalDocumentRecord, create: Bool) async throws -> OpenDocument {
+        if let document = open[record.id], document.record == record { return document }
+        if let task = opening[record.id] { return try await task.value }
+        if let stale = open.removeValue(forKey: record.id) { stale.store.close() }
+        let stores = self.stores
+        let url = root.storeURL(record)
+        let task = Task { () throws -> OpenDocument in
+            if create {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            let store = try stores.open(record.store, at: url, create: create)
+            do {
+                _ = try store.read()
+            } catch {
+                store.close()
+                throw error
+            }
+            return OpenDocument(record: record, store: store)
+        }
+        opening[record.id] = task
+        defer { opening[record.id] = nil }
+        let document = try await task.value
+        openCount += 1
+        open[record.id] = document
+        return document
+    }
+
+    /// Reads a document's contents, from its open store or by opening it briefly.
+    func peek(_ record: LocalDocumentRecord) async throws -> StoreContents {
+        if let document = open[record.id], document.record == record { return try document.read() }
+        let store = try stores.open(record.store, at: root.storeURL(record), create: false)
+        defer { store.close() }
+        return try store.read()
+    }
+
+    func close(_ id: DocumentID) {
+        open.removeValue(forKey: id)?.store.close()
+    }
+
+    func closeAll() {
+        for document in open.values { document.store.close() }
+        open.removeAll()
+    }
+
+    func openCountForTesting() -> Int { openCount }
+}

@@ -1,0 +1,62 @@
+import FileIO
+import Foundation
+import Logging
+import Model
+import Storage
+import Settings
+import Sync
+
+extension DocumentLibrary {
+    /// The last good copy of a local-only document's store, kept beside it.
+    func lastGoodURL(_ record: LocalDocumentRecord) -> URL {
+        root.storeDirectory(record.id, name: record.name).appendingPathComponent("last-good-\(record.store.fileName)")
+    }
+
+    /// Copies a store that just opened cleanly, so a later corruption can fall back to it.
+    func keepLastGoodCopy(of record: LocalDocumentRecord) {
+        let source = root.storeURL(record)
+        guard let data = try? AtomicFile.read(source) else { return }
+        try? AtomicFile.write(data, to: lastGoodURL(record))
+    }
+
+    /// AttemptErrorRecovery (seed 000's RobustDocument): moves the damaged store aside (kept for
+    /// a bug report), then rebuilds a cloud document from the container (baseline + logs) or
+    /// restores a local one from its last good copy, and says what was recovered and lost.
+    func recover(_ record: LocalDocumentRecord, after error: StoreError) async throws -> OpenDocument {
+        let store = root.storeURL(record)
+        let stamp = ISO8601DateFormatter().string(from: configuration.now()).replacingOccurrences(of: ":", with: "-")
+        let aside = store.deletingLastPathComponent().appendingPathComponent("damaged-\(stamp)-\(record.store.fileName)")
+        await closeDocument(record.id)
+        do {
+            if FileManager.default.fileExists(atPath: store.path) {
+                try FileManager.default.moveItem(at: store, to: aside)
+            }
+            for suffix in ["-wal", "-shm", "-journal", ".lock"] {
+                try? FileManager.default.removeItem(atPath: store.path + suffix)
+            }
+        } catch let moveError {
+            throw EngineError.storeFailed(document: record.name.rawValue, detail: "\(error.description); recovery could not move the damaged store aside: \(moveError)")
+        }
+        var report: String
+        if record.location == .cloud, let replicator, replicator.container.isAvailable {
+            let document = try await openDocument(record, create: true)
+            let imported = try replicator.importPending(record.id, into: document.store)
+            document.invalidate()
+            report = "rebuilt \(record.name) from the container (\(imported.imported.count) logs, \(imported.baselinesMerged) baselines); edits saved here but not yet shipped when the store broke are lost"
+        } else if FileManager.default.fileExists(atPath: lastGoodURL(record).path) {
+            try FileManager.default.copyItem(at: lastGoodURL(record), to: store)
+            let date = (try? FileManager.default.attributesOfItem(atPath: lastGoodURL(record).path)[.modificationDate] as? Date) ?? nil
+            report = "restored \(record.name) from its last good copy\(date.map { " of \(ISO8601DateFormatter().string(from: $0))" } ?? ""); changes after that copy are lost"
+        } else {
+            let document = try await openDocument(record, create: true)
+            _ = document
+            report = "\(record.name) had no copy to recover from; it was recreated empty and its content is lost"
+        }
+        report += " (damaged store kept at \(aside.path); cause: \(error.description))"
+        let document = try await openDocument(record, create: false)
+        recoveryReports[record.id] = report
+        emit(.recovered(record.id, report: report))
+        logger.warning("recovered document", metadata: ["name": "\(record.name)", "report": "\(report)"])
+        return document
+    }
+}

@@ -1,0 +1,185 @@
+import FileIO
+import Foundation
+import Logging
+import Model
+import Storage
+import Settings
+import Sync
+
+extension DocumentLibrary {
+    /// One sync pass: check the container and its identity, drop deleted documents, discover
+    /// new ones, then for every cloud document ship its outbox, import what is waiting, and
+    /// compact. Never throws: what went wrong is in the report and the events.
+    @discardableResult
+    public func sync() async -> SyncReport {
+        var report = SyncReport()
+        guard let replicator else {
+            report.cloudAvailable = false
+            return report
+        }
+        let container = replicator.container
+        guard container.isAvailable else {
+            report.cloudAvailable = false
+            let detail = "container \(container.root.path) is unavailable; documents keep working locally and are shipped when it is back"
+            report.problems.append(detail)
+            if cloudAvailable {
+                setCloudAvailable(false)
+                emit(.cloudAvailability(available: false, detail: detail))
+                logger.warning("container unavailable", metadata: ["path": "\(container.root.path)"])
+            }
+            return report
+        }
+        if !cloudAvailable {
+            setCloudAvailable(true)
+            emit(.cloudAvailability(available: true, detail: "container \(container.root.path) is available again"))
+            logger.notice("container available again")
+        }
+        do {
+            guard try await checkIdentity(container, report: &report) else { return report }
+        } catch {
+            report.problems.append("\(error)")
+            emit(.failure("\(error)"))
+            return report
+        }
+
+        let tombstones = container.tombstones()
+        for record in root.records() where record.location == .cloud && tombstones[record.id] != nil {
+            await closeDocument(record.id)
+            removeLocalCopy(record)
+            report.removed.append(record.name.rawValue)
+            emit(.documentRemoved(record.id, name: record.name.rawValue))
+            logger.info("document deleted by a peer", metadata: ["name": "\(record.name)", "uuid": "\(record.id)"])
+        }
+        for id in tombstones.keys where FileManager.default.fileExists(atPath: container.documentDirectory(id).path) {
+            // A straggler log arrived after the delete: the tombstone wins.
+            try? FileManager.default.removeItem(at: container.documentDirectory(id))
+        }
+
+        let known = Set(root.records().map(\.id))
+        for id in container.documentIDs() where !known.contains(id) && tombstones[id] == nil {
+            guard let info = container.infos(id).first else { continue }
+            let record = LocalDocumentRecord(
+                id: id, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
+                location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy)
+            do {
+                try root.save(record)
+                _ = try await openDocument(record, create: true)
+                report.discovered.append(info.name.rawValue)
+                emit(.documentAdded(await summary(of: record)))
+                logger.info("discovered document", metadata: ["name": "\(info.name)", "uuid": "\(id)", "creator": "\(info.createdByName)"])
+            } catch {
+                report.problems.append("cannot create a local copy of \(info.name): \(error)")
+            }
+        }
+
+        var applied: [DocumentID: [DeviceID: UInt64]] = [:]
+        for record in root.records() where record.location == .cloud {
+            do {
+                let document = try await open(record)
+                if record.origin == .created,
+                   !FileManager.default.fileExists(atPath: container.infoURL(record.id, device: identity.id).path) {
+                    try publish(document, baseline: true)
+                }
+                let wasViewable = !(try document.read().graph.objects.isEmpty)
+                report.exportedLogs += try replicator.flush(record.id, in: document.store).count
+                let imported = try replicator.importPending(record.id, into: document.store)
+                document.invalidate()
+                let contents = try document.read()
+                report.importedLogs += imported.imported.count
+                for file in imported.quarantined {
+                    report.quarantined.append(file.description)
+                    emit(.quarantined(file.description))
+                    logger.warning("quarantined", metadata: ["file": "\(file.url.path)", "reason": "\(file.reason)"])
+                }
+                for copy in container.conflictCopies(record.id) {
+                    let note = "\(copy.path): conflict copy made by the replication engine, not imported"
+                    if !report.quarantined.contains(note) { report.quarantined.append(note) }
+                }
+                let fromPeers = imported.imported.filter { $0.device != identity.id }
+                if !imported.summary.isEmpty {
+                    emit(.didImport(record.id, imported.summary, from: Array(Set(fromPeers.map(\.deviceName))).sorted()))
+                    logger.info("imported", metadata: ["name": "\(record.name)", "logs": "\(imported.imported.count)"])
+                }
+                if !wasViewable, !contents.graph.objects.isEmpty { emit(.becameViewable(record.id)) }
+                if imported.progress.percent < 100 { emit(.downloadProgress(record.id, percent: imported.progress.percent)) }
+                if !fromPeers.isEmpty { await didImportFromPeers(record, logs: fromPeers) }
+                if let carried = contents.graph.carriedName, carried != record.name.rawValue,
+                   let newName = try? DocumentName(carried) {
+                    await closeDocument(record.id)
+                    var renamed = record
+                    try renameFolder(of: &renamed, to: newName)
+                }
+                _ = try? replicator.compact(record.id, store: document.store)
+                applied[record.id] = contents.sync.applied
+            } catch {
+                report.problems.append("\(record.name): \(error)")
+            }
+        }
+        do {
+            try replicator.register(applied: applied)
+        } catch {
+            report.problems.append("\(error)")
+        }
+        return report
+    }
+
+    /// Whether to go on syncing with this container; asks the front end's policy if its
+    /// identity changed (seed 002).
+    private func checkIdentity(_ container: Container, report: inout SyncReport) async throws -> Bool {
+        var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
+        let identities: [ContainerIdentity]
+        switch Result(catching: { () throws(SyncError) -> [ContainerIdentity] in try container.identities() }) {
+        case .success(let found):
+            identities = found
+        case .failure(let error):
+            if case .unknownFormat = error.kind { throw EngineError.containerFormat(error.description) }
+            throw EngineError.containerUnavailable(error.description)
+        }
+        let current = identities.min { $0.containerID.uuidString < $1.containerID.uuidString }
+        let hasCloudDocuments = root.records().contains { $0.location == .cloud }
+        if let remembered = device.containerID {
+            if current?.containerID == remembered { return true }
+            if identities.contains(where: { $0.containerID == remembered }), let current {
+                // Two devices seeded an empty container at once; the smaller UUID wins for all.
+                device.containerID = current.containerID
+                try root.saveDevice(device)
+                return true
+            }
+            if current == nil, !hasCloudDocuments {
+                device.containerID = try container.seedIdentity(device: identity.id, now: configuration.now(), newID: configuration.newUUID()).containerID
+                try root.saveDevice(device)
+                return true
+            }
+            let found = current?.containerID.uuidString.lowercased()
+            let message = SyncError(.identityChanged(remembered: remembered.uuidString.lowercased(), found: found), path: container.root.path).description
+            emit(.containerChanged(message))
+            logger.warning("container identity changed", metadata: ["remembered": "\(remembered)", "found": "\(found ?? "none")"])
+            switch configuration.onContainerChange(message) {
+            case .adoptNew:
+                let present = Set(container.documentIDs())
+                for var record in root.records() where record.location == .cloud && !present.contains(record.id) {
+                    await closeDocument(record.id)
+                    record.location = .local
+                    try root.save(record)
+                    report.problems.append("\(record.name) is not in the new container; kept as a local document")
+                }
+                let adopted = try current ?? container.seedIdentity(device: identity.id, now: configuration.now(), newID: configuration.newUUID())
+                device.containerID = adopted.containerID
+                try root.saveDevice(device)
+                return true
+            case .stayLocal:
+                for var record in root.records() where record.location == .cloud {
+                    await closeDocument(record.id)
+                    record.location = .local
+                    try root.save(record)
+                }
+                report.problems.append(message + "; staying local")
+                return false
+            }
+        }
+        let seeded = try current ?? container.seedIdentity(device: identity.id, now: configuration.now(), newID: configuration.newUUID())
+        device.containerID = seeded.containerID
+        try root.saveDevice(device)
+        return true
+    }
+}

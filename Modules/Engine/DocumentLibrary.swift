@@ -1,0 +1,440 @@
+import FileIO
+import Foundation
+import Logging
+import Model
+import Settings
+import Storage
+import Sync
+
+/// The document library every front end uses: lifecycle, the one document handler, sync
+/// passes, local↔cloud moves, container changes and error recovery. One per device root and
+/// process; several processes of one device may run at once (stores serialise their writes).
+public actor DocumentLibrary {
+    public struct Configuration: Sendable {
+        public var root: DeviceRoot
+        /// The shared container; nil means no cloud at all.
+        public var container: URL?
+        public var settings: ResolvedSettings
+        public var identity: DeviceIdentity
+        public var stores: StoreProvider
+        public var now: @Sendable () -> Date
+        public var newUUID: @Sendable () -> UUID
+        public var logger: Logger
+        /// Asked when the container's identity changed (the seed's delegate). Default: stay local.
+        public var onContainerChange: @Sendable (String) -> ContainerChangeDecision
+
+        public init(
+            root: DeviceRoot, container: URL?, settings: ResolvedSettings, identity: DeviceIdentity,
+            stores: StoreProvider, now: @escaping @Sendable () -> Date = Date.init,
+            newUUID: @escaping @Sendable () -> UUID = UUID.init,
+            logger: Logger = Logger(label: "multidoc.engine"),
+            onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
+        ) {
+            self.root = root
+            self.container = container
+            self.settings = settings
+            self.identity = identity
+            self.stores = stores
+            self.now = now
+            self.newUUID = newUUID
+            self.logger = logger
+            self.onContainerChange = onContainerChange
+        }
+    }
+
+    public let configuration: Configuration
+    public nonisolated var identity: DeviceIdentity { configuration.identity }
+    public private(set) var settings: ResolvedSettings
+    let root: DeviceRoot
+    let replicator: Replicator?
+    var logger: Logger
+    private let handler: DocumentHandler
+    private var subscribers: [UUID: AsyncStream<LibraryEvent>.Continuation] = [:]
+    /// Problems found when opening documents, by document.
+    private(set) var problems: [DocumentID: String] = [:]
+    /// Documents whose graph became available in this process (for `becameViewable`).
+    private var viewable: Set<DocumentID> = []
+    /// What error recovery did, by document (shown once by front ends).
+    public internal(set) var recoveryReports: [DocumentID: String] = [:]
+    /// The inspected document and ping state (EnablePing).
+    var ping = PingState()
+    /// Whether the last sync pass found the container usable.
+    public private(set) var cloudAvailable = true
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+        self.settings = configuration.settings
+        self.root = configuration.root
+        self.logger = configuration.logger
+        if let container = configuration.container {
+            replicator = Replicator(container: Container(root: container), device: configuration.identity, now: configuration.now)
+        } else {
+            replicator = nil
+        }
+        handler = DocumentHandler(stores: configuration.stores, root: configuration.root)
+    }
+
+    /// Replaces the settings in force (the daemon's SIGHUP).
+    public func reload(settings: ResolvedSettings) { self.settings = settings }
+
+    // MARK: Events
+
+    /// A stream of everything that happens from now on.
+    public func events() -> AsyncStream<LibraryEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LibraryEvent.self, bufferingPolicy: .bufferingNewest(1024))
+        let key = configuration.newUUID()
+        subscribers[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(key) }
+        }
+        return stream
+    }
+
+    private func unsubscribe(_ key: UUID) { subscribers[key] = nil }
+
+    func emit(_ event: LibraryEvent) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    // MARK: Listing and lookup
+
+    /// The master table, sorted by name.
+    public func list() async -> [DocumentSummary] {
+        var result: [DocumentSummary] = []
+        for record in root.records() {
+            result.append(await summary(of: record))
+        }
+        return result.sorted { lhs, rhs in
+            lhs.name == rhs.name ? lhs.id < rhs.id : lhs.name.localizedStandardCompare(rhs.name) == .orderedAscending
+        }
+    }
+
+    func summary(of record: LocalDocumentRecord) async -> DocumentSummary {
+        var summary = DocumentSummary(
+            id: record.id, name: record.name.rawValue, state: .closed, origin: record.origin,
+            location: record.location, store: record.store, viewable: false, downloadPercent: 0,
+            modified: nil, problem: problems[record.id])
+        if let problem = problems[record.id] {
+            summary.state = [.savingError, .editingDisabled]
+            summary.problem = problem
+            return summary
+        }
+        let open = await handler.isOpen(record.id)
+        do {
+            let contents = try await handler.peek(record)
+            summary.state = open ? .normal : .closed
+            summary.viewable = !contents.graph.objects.isEmpty
+            summary.modified = contents.graph.textEntry?.modified
+            if record.location == .cloud, let replicator {
+                let progress = replicator.progress(record.id, applied: contents.sync.applied)
+                summary.downloadPercent = progress.percent
+                if progress.percent < 100 { summary.state.insert(.progressAvailable) }
+            } else {
+                summary.downloadPercent = 100
+            }
+            if !summary.viewable { summary.state.insert(.editingDisabled) }
+        } catch {
+            summary.state = [.closed, .savingError, .editingDisabled]
+            summary.problem = "\(error)"
+        }
+        return summary
+    }
+
+    /// Finds a document by name, UUID or unique UUID prefix.
+    /// - Throws: ``EngineError/unknownDocument(_:)``, or ``EngineError/ambiguousName(_:candidates:)``
+    ///   when several documents share the name.
+    public func resolve(_ query: String) throws(EngineError) -> LocalDocumentRecord {
+        let records = root.records()
+        if let id = DocumentID(query), let record = records.first(where: { $0.id == id }) { return record }
+        let named = records.filter { $0.name.rawValue == query }
+        if named.count == 1, let only = named.first { return only }
+        if named.count > 1 {
+            throw .ambiguousName(query, candidates: named.sorted { $0.id < $1.id }.map { ($0.name.rawValue, $0.id.description) })
+        }
+        let lowered = query.lowercased()
+        if lowered.count >= 4, lowered.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
+            let prefixed = records.filter { $0.id.description.hasPrefix(lowered) }
+            if prefixed.count == 1, let only = prefixed.first { return only }
+            if prefixed.count > 1 {
+                throw .ambiguousName(query, candidates: prefixed.map { ($0.name.rawValue, $0.id.description) })
+            }
+        }
+        throw .unknownDocument(query)
+    }
+
+    // MARK: Lifecycle
+
+    /// Creates a document (the seed's "+" button): the next `TestDoc<N>` unless named, a new
+    /// UUID, one `TextEntry` naming this device and one `ModelVersion`; made ubiquitous when
+    /// UseCloud is on and a container is configured.
+    public func create(name: DocumentName? = nil, store: StoreKind? = nil) async throws -> DocumentSummary {
+        let records = root.records()
+        let name = name ?? DefaultNaming.nextName(after: records.map(\.name))
+        let kind = store ?? StoreKind(rawValue: settings.store) ?? .sqlite
+        let useCloud = settings.useCloud && replicator != nil
+        let record = LocalDocumentRecord(
+            id: DocumentID(configuration.newUUID()), name: name, store: kind, origin: .created,
+            location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id)
+        try root.save(record)
+        let changes: [Change] = [
+            .insert(ObjectID(configuration.newUUID().uuidString.lowercased()), entity: Entity.textEntry, attributes: [
+                Entity.TextEntry.text: .string(identity.creationText),
+                Entity.TextEntry.modified: .date(configuration.now()),
+            ]),
+            .insert(ObjectID.seed("model-version"), entity: Entity.modelVersion, attributes: [
+                Entity.ModelVersion.version: .int(SchemaVersion.current),
+            ]),
+            .insert(ObjectID.seed("document-info"), entity: Entity.documentInfo, attributes: [
+                Entity.DocumentInfo.name: .string(name.rawValue),
+            ]),
+        ]
+        let document = try await handler.open(record, create: true)
+        try commit(changes, to: document, ship: useCloud)
+        if useCloud { try? publish(document) }
+        let summary = await summary(of: record)
+        emit(.documentAdded(summary))
+        logger.info("created document", metadata: ["name": "\(name)", "uuid": "\(record.id)", "location": "\(record.location.rawValue)"])
+        return summary
+    }
+
+    /// The one handler (seed 003's MYDocumentHandler, without the singleton): opens the
+    /// document if it is closed, runs at once if it is open, and when several callers ask while
+    /// it opens they all wait for the same open.
+    public func withDocument<T: Sendable>(_ id: DocumentID, _ body: @Sendable (OpenDocument) throws -> T) async throws -> T {
+        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        let document = try await open(record)
+        return try body(document)
+    }
+
+    /// Opens a document, recovering it if the store is damaged and AttemptErrorRecovery is on.
+    func open(_ record: LocalDocumentRecord) async throws -> OpenDocument {
+        do {
+            let document = try await handler.open(record, create: false)
+            problems[record.id] = nil
+            if record.location == .local { keepLastGoodCopy(of: record) }
+            return document
+        } catch let error as StoreError {
+            if settings.attemptErrorRecovery {
+                return try await recover(record, after: error)
+            }
+            let message = "\(error.description). Turn on AttemptErrorRecovery to move the damaged store aside and rebuild it\(record.location == .cloud ? " from the container" : " from its last good copy")."
+            problems[record.id] = message
+            emit(.failure("\(record.name): \(message)"))
+            logger.error("document failed to open", metadata: ["name": "\(record.name)", "error": "\(error)"])
+            throw EngineError.storeFailed(document: record.name.rawValue, detail: message)
+        }
+    }
+
+    func setCloudAvailable(_ value: Bool) { cloudAvailable = value }
+    func closeDocument(_ id: DocumentID) async { await handler.close(id) }
+    func openDocument(_ record: LocalDocumentRecord, create: Bool) async throws -> OpenDocument {
+        try await handler.open(record, create: create)
+    }
+    /// How many stores the handler really opened (concurrent callers share one open).
+    public func storeOpenCount() async -> Int { await handler.openCountForTesting() }
+
+    /// Closes every open document (the seed's applicationWillTerminate: save and close).
+    public func closeAll() async {
+        await handler.closeAll()
+    }
+
+    /// Details of one document (honours CopyContainerOnSegue when `segue` is true).
+    public func detail(_ id: DocumentID, segue: Bool = false) async throws -> DocumentDetail {
+        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        if segue, settings.copyContainerOnSegue { try copyContainer(to: root.copyOfContainerURL) }
+        let document = try await open(record)
+        let contents = try document.read()
+        let summary = await summary(of: record)
+        let entry = contents.graph.textEntry
+        return DocumentDetail(summary: summary, text: entry?.text ?? "", modified: entry?.modified, graph: contents.graph)
+    }
+
+    /// Replaces the document's text (and its `modified` date), saving and shipping it.
+    public func setText(_ id: DocumentID, _ text: String) async throws {
+        let document = try await openEditable(id)
+        let contents = try document.read()
+        guard let entry = contents.graph.textEntry else {
+            throw EngineError.storeFailed(document: document.record.name.rawValue, detail: "not viewable yet: its first import has not completed")
+        }
+        try save([.update(entry.id, attributes: [
+            Entity.TextEntry.text: .string(text), Entity.TextEntry.modified: .date(configuration.now()),
+        ])], to: document)
+    }
+
+    /// Appends to the document's text.
+    public func appendText(_ id: DocumentID, _ suffix: String) async throws {
+        let document = try await openEditable(id)
+        let text = try document.read().graph.textEntry?.text ?? ""
+        try await setText(id, text + suffix)
+    }
+
+    private func openEditable(_ id: DocumentID) async throws -> OpenDocument {
+        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        return try await open(record)
+    }
+
+    /// Saves changes: one transaction, one log, shipped before returning when FastSave is on.
+    func save(_ changes: [Change], to document: OpenDocument) throws {
+        emit(.objectsDidChange(document.record.id, ChangeSummary(updated: Set(changes.map(\.objectID)))))
+        let ship = document.record.location == .cloud && replicator != nil
+        try commit(changes, to: document, ship: ship)
+    }
+
+    private func commit(_ changes: [Change], to document: OpenDocument, ship: Bool) throws {
+        let summary: ChangeSummary
+        if let replicator {
+            if ship { _ = try? replicator.importPending(document.record.id, into: document.store) }
+            summary = try replicator.commit(changes, document: document.record.id, to: document.store, ship: ship).summary
+        } else {
+            summary = try Replicator(container: Container(root: root.url.appendingPathComponent(".no-container")), device: identity, now: configuration.now)
+                .commit(changes, document: document.record.id, to: document.store, ship: false).summary
+        }
+        document.invalidate()
+        emit(.didSave(document.record.id, summary))
+        if ship, settings.fastSave { flushQuietly(document) }
+    }
+
+    /// Ships what is waiting in a document's outbox; a missing container only delays it.
+    func flushQuietly(_ document: OpenDocument) {
+        guard let replicator else { return }
+        do {
+            try replicator.flush(document.record.id, in: document.store)
+        } catch {
+            logger.notice("log kept in the outbox until the container is back", metadata: ["name": "\(document.record.name)", "reason": "\(error)"])
+        }
+    }
+
+    /// Ships every outbox now (FastSave off's autosave, and shutdown).
+    public func flushAll() async {
+        for record in root.records() where record.location == .cloud {
+            if let document = try? await handler.open(record, create: false) { flushQuietly(document) }
+        }
+    }
+
+    func publish(_ document: OpenDocument, baseline: Bool = false) throws {
+        guard let replicator else { return }
+        let info = DocumentInfo(
+            document: document.record.id, name: document.record.name, createdBy: document.record.createdBy,
+            createdByName: identity.name, createdAt: document.record.createdAt, store: document.record.store)
+        try replicator.publish(info, store: document.store, baseline: baseline)
+    }
+
+    /// Renames a document: its folder here, and (for cloud documents) on every peer.
+    public func rename(_ id: DocumentID, to newName: DocumentName) async throws {
+        guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard record.name != newName else { return }
+        let document = try await open(record)
+        try save([.insert(ObjectID.seed("document-info"), entity: Entity.documentInfo, attributes: [
+            Entity.DocumentInfo.name: .string(newName.rawValue),
+        ])], to: document)
+        await handler.close(id)
+        try renameFolder(of: &record, to: newName)
+    }
+
+    func renameFolder(of record: inout LocalDocumentRecord, to newName: DocumentName) throws {
+        let from = root.storeDirectory(record.id, name: record.name)
+        let to = root.storeDirectory(record.id, name: newName)
+        if FileManager.default.fileExists(atPath: from.path) {
+            try? FileManager.default.removeItem(at: to)
+            try FileManager.default.moveItem(at: from, to: to)
+        }
+        record.name = newName
+        try root.save(record)
+    }
+
+    /// Deletes a document: its local copy, and (for a cloud document) its content in the
+    /// container plus a tombstone, so every peer drops it and it never comes back.
+    public func delete(_ id: DocumentID) async throws {
+        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        await handler.close(id)
+        if record.location == .cloud, let replicator {
+            do {
+                try replicator.delete(id)
+            } catch {
+                throw EngineError.containerUnavailable("cannot delete \(record.name) from the container: \(error)")
+            }
+        }
+        removeLocalCopy(record)
+        emit(.documentRemoved(id, name: record.name.rawValue))
+        logger.info("deleted document", metadata: ["name": "\(record.name)", "uuid": "\(id)"])
+    }
+
+    func removeLocalCopy(_ record: LocalDocumentRecord) {
+        try? FileManager.default.removeItem(at: root.documentDirectory(record.id))
+        problems[record.id] = nil
+    }
+
+    /// Moves a document's store to the other backend (one command for the user).
+    public func convert(_ id: DocumentID, to kind: StoreKind) async throws {
+        guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard record.store != kind else { return }
+        let document = try await open(record)
+        let directory = root.storeDirectory(id, name: record.name)
+        let target = directory.appendingPathComponent(kind.fileName)
+        let converted = try configuration.stores.convert(document.store, to: kind, at: target)
+        converted.close()
+        await handler.close(id)
+        let oldKind = record.store
+        record.store = kind
+        try root.save(record)
+        try? configuration.stores.destroy(oldKind, at: directory.appendingPathComponent(oldKind.fileName))
+        logger.info("converted document", metadata: ["name": "\(record.name)", "store": "\(kind)"])
+    }
+
+    // MARK: Local ↔ cloud
+
+    /// Makes a local document ubiquitous; a baseline is written so peers can build it whole.
+    public func moveToCloud(_ id: DocumentID) async throws {
+        guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard record.location == .local else { throw EngineError.alreadyInCloud(record.name.rawValue) }
+        guard let replicator else { throw EngineError.containerUnavailable("no container is configured (--container or MULTIDOC_CONTAINER)") }
+        do { try replicator.container.checkAvailable() } catch { throw EngineError.containerUnavailable("\(error)") }
+        record.location = .cloud
+        try root.save(record)
+        await handler.close(id)
+        let document = try await open(record)
+        try publish(document, baseline: true)
+    }
+
+    /// Makes a cloud document local, as the user chose.
+    public func moveToLocal(_ id: DocumentID, choice: MoveToLocalChoice) async throws {
+        guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard record.location == .cloud else { throw EngineError.notInCloud(record.name.rawValue) }
+        switch choice {
+        case .keepUsingCloud:
+            return
+        case .removeCloud:
+            if let replicator { try? replicator.delete(id) }
+            await handler.close(id)
+            record.location = .local
+            try root.save(record)
+        case .keepCloud:
+            // The local copy becomes a separate document with a new UUID; the cloud one stays.
+            let document = try await open(record)
+            let contents = try document.read()
+            await handler.close(id)
+            var copy = record
+            copy.id = DocumentID(configuration.newUUID())
+            copy.location = .local
+            copy.origin = .created
+            try root.save(copy)
+            let store = try configuration.stores.open(copy.store, at: root.storeURL(copy), create: true)
+            var local = contents
+            local.sync.outbox = [:]
+            try store.write { $0 = local }
+            store.close()
+            removeLocalCopy(record)
+        }
+    }
+
+    // MARK: Copies
+
+    /// Copies the container into `destination` for a bug report (CopyContainerOnSegue).
+    public func copyContainer(to destination: URL) throws {
+        guard let replicator else { throw EngineError.containerUnavailable("no container is configured") }
+        do { try replicator.container.checkAvailable() } catch { throw EngineError.containerUnavailable("\(error)") }
+        try? FileManager.default.removeItem(at: destination)
+        try AtomicFile.makeDirectory(destination.deletingLastPathComponent())
+        try FileManager.default.copyItem(at: replicator.container.root, to: destination)
+    }
+}

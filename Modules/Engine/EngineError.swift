@@ -1,0 +1,55 @@
+import Model
+
+/// What the engine refuses or fails at, in words a user can act on. Front ends print
+/// ``description`` and exit with ``exitCode``.
+public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
+    case unknownDocument(String)
+    case ambiguousName(String, candidates: [(name: String, id: String)])
+    case invalidName(String)
+    case rootUnusable(String, String)
+    case containerUnavailable(String)
+    case containerFormat(String)
+    case storeFailed(document: String, detail: String)
+    case damagedFile(String, String)
+    case io(String, String)
+    case notInCloud(String)
+    case alreadyInCloud(String)
+    case busy(String)
+
+    public var description: String {
+        switch self {
+        case .unknownDocument(let query): "no document matches '\(query)'"
+        case .ambiguousName(let query, let candidates):
+            "'\(query)' names \(candidates.count) documents; use a UUID prefix: "
+                + candidates.map { "\($0.name) (\($0.id.prefix(8)))" }.joined(separator: ", ")
+        case .invalidName(let detail): detail
+        case .rootUnusable(let path, let detail): "device root \(path) is unusable: \(detail)"
+        case .containerUnavailable(let detail): detail
+        case .containerFormat(let detail): detail
+        case .storeFailed(let document, let detail): "document \(document): \(detail)"
+        case .damagedFile(let path, let detail): "\(path) is damaged: \(detail)"
+        case .io(let path, let detail): "cannot write \(path): \(detail)"
+        case .notInCloud(let name): "document \(name) is not in the cloud"
+        case .alreadyInCloud(let name): "document \(name) is already in the cloud"
+        case .busy(let detail): detail
+        }
+    }
+
+    /// The exit code a command-line front end uses (documented in Docs/CLI.md).
+    public var exitCode: Int32 {
+        switch self {
+        case .unknownDocument: 3
+        case .ambiguousName: 4
+        case .invalidName: 5
+        case .rootUnusable: 6
+        case .containerUnavailable: 7
+        case .containerFormat: 8
+        case .storeFailed, .damagedFile: 9
+        case .io: 10
+        case .notInCloud, .alreadyInCloud: 11
+        case .busy: 12
+        }
+    }
+
+    public static func == (lhs: EngineError, rhs: EngineError) -> Bool { lhs.description == rhs.description }
+}

@@ -1,0 +1,162 @@
+import FileIO
+import Foundation
+import Histogram
+import Model
+
+/// One remote change imported into the inspected document (the seed's "iCloud Sync Latencies").
+public struct LatencySample: Codable, Sendable, Equatable {
+    /// When the import finished.
+    public var at: Date
+    public var document: DocumentID
+    public var fromDevice: DeviceID
+    public var fromName: String
+    /// Import finished minus the remote log's commit time: exact on one host, includes clock
+    /// skew across hosts.
+    public var oneWayMs: Double
+    /// My ping saved → the peer's answer imported, minus the peer's burst window: no clock skew.
+    public var roundTripMs: Double?
+
+    public init(at: Date, document: DocumentID, fromDevice: DeviceID, fromName: String, oneWayMs: Double, roundTripMs: Double?) {
+        self.at = at
+        self.document = document
+        self.fromDevice = fromDevice
+        self.fromName = fromName
+        self.oneWayMs = oneWayMs
+        self.roundTripMs = roundTripMs
+    }
+}
+
+/// The persistent list of samples: `latencies.json` in the device root.
+public struct LatencyLog: Sendable {
+    public let url: URL
+
+    public init(url: URL) { self.url = url }
+
+    public func read() -> [LatencySample] {
+        guard let data = try? AtomicFile.read(url) else { return [] }
+        return (try? JSONDecoder.multidoc.decode([LatencySample].self, from: data)) ?? []
+    }
+
+    public func append(_ samples: [LatencySample]) throws {
+        guard !samples.isEmpty else { return }
+        let all = read() + samples
+        try AtomicFile.write(try JSONEncoder.multidoc.encode(all), to: url)
+    }
+}
+
+/// Count, min, percentiles and max of a set of latencies, from an HDR histogram (microsecond
+/// resolution, three significant digits).
+public struct LatencyStatistics: Sendable, Equatable, Codable {
+    public var count: Int
+    public var minMs: Double
+    public var p50Ms: Double
+    public var p90Ms: Double
+    public var p99Ms: Double
+    public var maxMs: Double
+
+    public init?(milliseconds values: [Double]) {
+        guard !values.isEmpty else { return nil }
+        var histogram = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+        for value in values {
+            _ = histogram.record(UInt64(max(0, min(value * 1000, 3_600_000_000))))
+        }
+        count = values.count
+        minMs = Double(histogram.min) / 1000
+        p50Ms = Double(histogram.valueAtPercentile(50)) / 1000
+        p90Ms = Double(histogram.valueAtPercentile(90)) / 1000
+        p99Ms = Double(histogram.valueAtPercentile(99)) / 1000
+        maxMs = Double(histogram.max) / 1000
+    }
+}
+
+/// Renders latencies for people: CSV for a spreadsheet, an SVG with the latencies over time
+/// and their distribution, and a one-line sparkline for terminals.
+public enum LatencyReport {
+    public static func csv(_ samples: [LatencySample]) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var lines = ["at,document,from_device,from_name,one_way_ms,round_trip_ms"]
+        for sample in samples {
+            let name = "\"" + sample.fromName.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            lines.append([
+                formatter.string(from: sample.at), sample.document.description, sample.fromDevice.description, name,
+                String(format: "%.3f", sample.oneWayMs), sample.roundTripMs.map { String(format: "%.3f", $0) } ?? "",
+            ].joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A sparkline of values (▁▂▃▄▅▆▇█), at most `width` characters (later values kept).
+    public static func sparkline(_ values: [Double], width: Int = 40) -> String {
+        let bars = Array("▁▂▃▄▅▆▇█")
+        let tail = values.suffix(max(1, width))
+        guard let low = tail.min(), let high = tail.max() else { return "" }
+        let span = high - low
+        return String(tail.map { value in
+            let index = span > 0 ? Int(((value - low) / span) * Double(bars.count - 1)) : 0
+            return bars[max(0, min(bars.count - 1, index))]
+        })
+    }
+
+    /// An SVG picture: latencies over time (left) and their histogram (right).
+    public static func svg(_ samples: [LatencySample], title: String = "multidoc sync latencies") -> String {
+        let width = 900.0, height = 360.0, margin = 50.0
+        let plotWidth = 520.0, plotHeight = height - 2 * margin
+        let values = samples.map(\.oneWayMs)
+        let trips = samples.compactMap(\.roundTripMs)
+        let high = max(values.max() ?? 1, trips.max() ?? 1, 0.001)
+        func y(_ value: Double) -> Double { margin + plotHeight - (value / high) * plotHeight }
+        func x(_ index: Int, _ count: Int) -> Double { margin + (count > 1 ? Double(index) / Double(count - 1) : 0.5) * plotWidth }
+        var svg = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="12">
+        <rect width="100%" height="100%" fill="white"/>
+        <text x="\(margin)" y="24" font-size="16">\(escape(title)) — \(samples.count) samples</text>
+        <line x1="\(margin)" y1="\(margin + plotHeight)" x2="\(margin + plotWidth)" y2="\(margin + plotHeight)" stroke="black"/>
+        <line x1="\(margin)" y1="\(margin)" x2="\(margin)" y2="\(margin + plotHeight)" stroke="black"/>
+        <text x="\(margin - 6)" y="\(margin + 4)" text-anchor="end">\(format(high))</text>
+        <text x="\(margin - 6)" y="\(margin + plotHeight)" text-anchor="end">0 ms</text>
+        <text x="\(margin + plotWidth / 2)" y="\(height - 12)" text-anchor="middle">sample (time order)</text>
+
+        """
+        let oneWay = values.enumerated().map { "\(x($0.offset, values.count)),\(y($0.element))" }.joined(separator: " ")
+        svg += "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"\(oneWay)\"/>\n"
+        var tripIndex = 0
+        var tripPoints: [String] = []
+        for (index, sample) in samples.enumerated() {
+            if let trip = sample.roundTripMs {
+                tripPoints.append("\(x(index, samples.count)),\(y(trip))")
+                tripIndex += 1
+            }
+        }
+        if !tripPoints.isEmpty {
+            svg += "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"\(tripPoints.joined(separator: " "))\"/>\n"
+        }
+        svg += "<text x=\"\(margin + 10)\" y=\"\(margin + 14)\" fill=\"#1f77b4\">one-way</text>\n"
+        svg += "<text x=\"\(margin + 80)\" y=\"\(margin + 14)\" fill=\"#d62728\">round-trip</text>\n"
+        // Distribution of one-way latencies.
+        let histogramX = margin + plotWidth + 60, histogramWidth = width - histogramX - 20
+        let bins = 12
+        var counts = [Int](repeating: 0, count: bins)
+        for value in values { counts[min(bins - 1, Int(value / high * Double(bins)))] += 1 }
+        let most = Double(counts.max() ?? 1)
+        for (index, count) in counts.enumerated() {
+            let barHeight = most > 0 ? Double(count) / most * plotHeight : 0
+            let barWidth = histogramWidth / Double(bins)
+            svg += "<rect x=\"\(histogramX + Double(index) * barWidth)\" y=\"\(margin + plotHeight - barHeight)\" width=\"\(barWidth - 2)\" height=\"\(barHeight)\" fill=\"#1f77b4\"/>\n"
+        }
+        svg += "<text x=\"\(histogramX + histogramWidth / 2)\" y=\"\(height - 12)\" text-anchor=\"middle\">one-way latency, 0–\(format(high))</text>\n"
+        if let stats = LatencyStatistics(milliseconds: values) {
+            svg += "<text x=\"\(histogramX)\" y=\"\(margin - 10)\">p50 \(format(stats.p50Ms))  p99 \(format(stats.p99Ms))</text>\n"
+        }
+        svg += "</svg>\n"
+        return svg
+    }
+
+    static func format(_ ms: Double) -> String {
+        ms >= 1000 ? String(format: "%.2f s", ms / 1000) : String(format: "%.2f ms", ms)
+    }
+
+    private static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+    }
+}

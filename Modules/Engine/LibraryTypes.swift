@@ -1,0 +1,79 @@
+import Foundation
+import Model
+import Storage
+import Sync
+
+/// One row of the master table.
+public struct DocumentSummary: Sendable, Equatable, Codable {
+    public var id: DocumentID
+    public var name: String
+    public var state: DocumentState
+    public var origin: DocumentOrigin
+    public var location: DocumentLocation
+    public var store: StoreKind
+    /// False until the first import of a discovered document completes (the seed's grey cell).
+    public var viewable: Bool
+    public var downloadPercent: Int
+    public var modified: Date?
+    /// Why the document is in an error state, if it is.
+    public var problem: String?
+}
+
+/// The detail inspector's view of one document.
+public struct DocumentDetail: Sendable, Equatable {
+    public var summary: DocumentSummary
+    public var text: String
+    public var modified: Date?
+    public var graph: ObjectGraph
+}
+
+/// What happened in the library, for front ends to show (the seed's notifications).
+public enum LibraryEvent: Sendable, Equatable {
+    case documentAdded(DocumentSummary)
+    case documentRemoved(DocumentID, name: String)
+    /// Objects changed in memory (before a save).
+    case objectsDidChange(DocumentID, ChangeSummary)
+    case didSave(DocumentID, ChangeSummary)
+    /// Changes from a peer were imported (NSPersistentStoreDidImportUbiquitousContentChanges).
+    case didImport(DocumentID, ChangeSummary, from: [String])
+    case becameViewable(DocumentID)
+    case downloadProgress(DocumentID, percent: Int)
+    case cloudAvailability(available: Bool, detail: String)
+    case containerChanged(String)
+    case quarantined(String)
+    case recovered(DocumentID, report: String)
+    case failure(String)
+}
+
+/// How a ubiquitous document becomes local (seed 004's three choices).
+public enum MoveToLocalChoice: String, Sendable, CaseIterable, Codable {
+    /// Keep a local copy and remove it from the cloud: peers drop it.
+    case removeCloud = "remove-cloud"
+    /// Keep a local copy and leave the cloud copy: the local one becomes a separate document.
+    case keepCloud = "keep-cloud"
+    /// Change nothing: keep using the cloud.
+    case keepUsingCloud = "keep-using-cloud"
+}
+
+/// What the front end answers when the container's identity changed (the seed's
+/// `coreDataStackManagerShouldUseUbiquitousStore:` delegate).
+public enum ContainerChangeDecision: Sendable {
+    /// Adopt the new container: documents found there are synced; cloud documents not found
+    /// there are kept as local documents (nothing is lost).
+    case adoptNew
+    /// Stay local: cloud documents become local, the device stops syncing with this container.
+    case stayLocal
+}
+
+/// What one sync pass did.
+public struct SyncReport: Sendable, Equatable {
+    public var cloudAvailable = true
+    public var discovered: [String] = []
+    public var removed: [String] = []
+    public var importedLogs = 0
+    public var exportedLogs = 0
+    public var quarantined: [String] = []
+    public var problems: [String] = []
+
+    public init() {}
+}
