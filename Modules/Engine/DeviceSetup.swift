@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+import Model
+import Settings
+import Storage
+
+/// Everything a front end needs to build a ``DocumentLibrary`` for one device root: where the
+/// root and container are, the settings in force (flag > environment > file > default) and
+/// the device's identity. Apps call ``makeLibrary(stores:logger:onContainerChange:)`` from their
+/// one bootstrap function.
+public struct DeviceSetup: Sendable {
+    public let root: DeviceRoot
+    public let container: URL?
+    public let settings: ResolvedSettings
+    public let identity: DeviceIdentity
+    public let settingsFile: SettingsFile
+
+    /// The default device root: `$MULTIDOC_ROOT`, else `$XDG_DATA_HOME/multidoc`, else
+    /// `~/.local/share/multidoc`.
+    public static func defaultRoot(environment: [String: String]) -> URL {
+        if let root = environment["MULTIDOC_ROOT"], !root.isEmpty { return URL(fileURLWithPath: root) }
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
+            return URL(fileURLWithPath: data).appendingPathComponent("multidoc")
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/multidoc")
+    }
+
+    /// Resolves a device.
+    /// - Parameters:
+    ///   - rootPath: `--root`, or nil for ``defaultRoot(environment:)``.
+    ///   - containerPath: `--container`, or nil for `$MULTIDOC_CONTAINER` (none: no cloud).
+    ///   - flags: settings given as flags.
+    ///   - createRoot: make the root if it is missing (true for the default root and `new`).
+    /// - Throws: ``EngineError`` or ``SettingsError`` naming the problem.
+    public init(
+        rootPath: String?, containerPath: String?, flags: [SettingKey: SettingValue],
+        environment: [String: String], createRoot: Bool, newUUID: () -> UUID = UUID.init
+    ) throws {
+        let rootURL = rootPath.map { URL(fileURLWithPath: $0) } ?? Self.defaultRoot(environment: environment)
+        root = DeviceRoot(url: rootURL)
+        try root.prepare(create: createRoot || rootPath == nil)
+        let containerValue = containerPath ?? environment["MULTIDOC_CONTAINER"]
+        if let containerValue, !containerValue.isEmpty {
+            container = URL(fileURLWithPath: containerValue).standardizedFileURL.resolvingSymlinksInPath()
+        } else {
+            container = nil
+        }
+        settingsFile = SettingsFile(deviceRoot: root.url)
+        let hostName = DeviceIdentity.hostName
+        settings = try ResolvedSettings(flags: flags, environment: environment, file: try settingsFile.read(), hostName: hostName)
+        let device = try root.loadDevice(defaultName: hostName, model: DeviceIdentity.systemModel, newID: newUUID)
+        identity = DeviceIdentity(id: device.id, name: settings.deviceName, model: device.model)
+    }
+
+    /// Builds the library with the given stores.
+    public func makeLibrary(
+        stores: StoreProvider, logger: Logger,
+        onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
+    ) -> DocumentLibrary {
+        DocumentLibrary(.init(
+            root: root, container: container, settings: settings, identity: identity, stores: stores,
+            logger: logger, onContainerChange: onContainerChange))
+    }
+}
