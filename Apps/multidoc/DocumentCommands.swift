@@ -1,0 +1,282 @@
+import ArgumentParser
+import Engine
+import Foundation
+import Model
+import Storage
+
+/// A document row as `--json` prints it (documented field names).
+struct DocumentRow: Encodable {
+    var name: String
+    var uuid: String
+    var state: String
+    var origin: String
+    var viewable: Bool
+    var downloadPercent: Int
+    var location: String
+    var store: String
+    var modified: Date?
+    var problem: String?
+
+    init(_ summary: DocumentSummary) {
+        name = summary.name
+        uuid = summary.id.description
+        state = summary.state.statusString
+        origin = summary.origin.rawValue
+        viewable = summary.viewable
+        downloadPercent = summary.downloadPercent
+        location = summary.location.rawValue
+        store = summary.store.rawValue
+        modified = summary.modified
+        problem = summary.problem
+    }
+}
+
+func formatDate(_ date: Date?) -> String {
+    guard let date else { return "-" }
+    let formatter = DateFormatter()
+    formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+    return formatter.string(from: date)
+}
+
+func printTable(_ rows: [[String]]) {
+    guard let header = rows.first else { return }
+    var widths = header.map(\.count)
+    for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+    for row in rows {
+        print(row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+            .joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
+    }
+}
+
+func reportSync(_ report: SyncReport, json: Bool) {
+    guard !json else { return }
+    for note in report.quarantined { FileHandle.standardError.write(Data("multidoc: warning: \(note)\n".utf8)) }
+    for problem in report.problems { FileHandle.standardError.write(Data("multidoc: warning: \(problem)\n".utf8)) }
+}
+
+struct New: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create a document (the seed's \"+\" button); prints its name and UUID.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The name (default: the next TestDoc<N>).") var name: String?
+
+    func run() async throws {
+        try await runCommand {
+            let (_, library) = try options.bootstrap(createRoot: true)
+            reportSync(await library.sync(), json: options.json)
+            let summary = try await library.create(name: try name.map(documentName))
+            reportSync(await library.sync(), json: options.json)
+            await library.closeAll()
+            if options.json { try printJSON(DocumentRow(summary)) } else { print("\(summary.name)\t\(summary.id)") }
+        }
+    }
+}
+
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The master table: name, state, origin, viewable, downloaded %, location, modified.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await runCommand {
+            let (_, library) = try options.bootstrap()
+            reportSync(await library.sync(), json: options.json)
+            let documents = await library.list()
+            await library.closeAll()
+            if options.json { try printJSON(documents.map(DocumentRow.init)); return }
+            var rows = [["NAME", "STATE", "ORIGIN", "VIEWABLE", "DOWNLOADED", "LOCATION", "STORE", "MODIFIED"]]
+            for document in documents {
+                rows.append([document.name, document.state.statusString, document.origin.rawValue,
+                             document.viewable ? "yes" : "no", "\(document.downloadPercent)%", document.location.rawValue,
+                             document.store.rawValue, formatDate(document.modified)])
+            }
+            printTable(rows)
+            for document in documents where document.problem != nil {
+                FileHandle.standardError.write(Data("multidoc: warning: \(document.name): \(document.problem ?? "")\n".utf8))
+            }
+        }
+    }
+}
+
+struct Show: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The detail inspector: file name, state, modified, text (honours CopyContainerOnSegue).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
+
+    struct Output: Encodable {
+        var name: String
+        var uuid: String
+        var state: String
+        var modified: Date?
+        var text: String
+        var origin: String
+        var location: String
+        var store: String
+        var recovery: String?
+    }
+
+    func run() async throws {
+        try await runCommand {
+            let (_, library) = try options.bootstrap()
+            reportSync(await library.sync(), json: options.json)
+            let record = try await library.resolve(document)
+            let detail = try await library.detail(record.id, segue: true)
+            let recovery = await library.recoveryReports[record.id]
+            await library.closeAll()
+            let output = Output(
+                name: detail.summary.name, uuid: record.id.description, state: detail.summary.state.statusString,
+                modified: detail.modified, text: detail.text, origin: detail.summary.origin.rawValue,
+                location: detail.summary.location.rawValue, store: detail.summary.store.rawValue, recovery: recovery)
+            if options.json { try printJSON(output); return }
+            if let recovery { FileHandle.standardError.write(Data("multidoc: recovered: \(recovery)\n".utf8)) }
+            print("File name: \(output.name)")
+            print("State:     \(output.state)")
+            print("Modified:  \(formatDate(output.modified))")
+            print("")
+            print(output.text)
+        }
+    }
+}
+
+struct Edit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Change a document's text: --text replaces, --append adds, neither opens $EDITOR.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
+    @Option(help: "Replace the text.") var text: String?
+    @Option(help: "Append to the text.") var append: String?
+
+    func validate() throws {
+        if text != nil, append != nil { throw ValidationError("use --text or --append, not both") }
+    }
+
+    func run() async throws {
+        try await runCommand {
+            let (_, library) = try options.bootstrap()
+            reportSync(await library.sync(), json: options.json)
+            let record = try await library.resolve(document)
+            if let text {
+                try await library.setText(record.id, text)
+            } else if let append {
+                try await library.appendText(record.id, append)
+            } else {
+                let current = try await library.detail(record.id).text
+                try await library.setText(record.id, try editInEditor(current))
+            }
+            reportSync(await library.sync(), json: options.json)
+            let detail = try await library.detail(record.id)
+            await library.closeAll()
+            if options.json { try printJSON(DocumentRow(detail.summary)) } else { print("saved \(detail.summary.name)") }
+        }
+    }
+
+    private func editInEditor(_ text: String) throws -> String {
+        let editor = ProcessInfo.processInfo.environment["VISUAL"] ?? ProcessInfo.processInfo.environment["EDITOR"] ?? "vi"
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("multidoc-edit-\(UUID().uuidString).txt")
+        try Data(text.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "\(editor) \"$1\"", "sh", file.path]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CLIError(message: "the editor (\(editor)) exited with \(process.terminationStatus); nothing saved") }
+        return String(decoding: try Data(contentsOf: file), as: UTF8.self)
+    }
+}
+
+struct Remove: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a document here and, for a cloud document, on every device.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
+
+    func run() async throws {
+        try await runCommand {
+            let (_, library) = try options.bootstrap()
+            reportSync(await library.sync(), json: options.json)
+            let record = try await library.resolve(document)
+            try await library.delete(record.id)
+            await library.closeAll()
+            if options.json { try printJSON(["deleted": record.id.description]) } else { print("deleted \(record.name)") }
+        }
+    }
+}
+
+struct Rename: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Rename a document (on every device for a cloud document).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
+    @Argument(help: "The new name.") var newName: String
+
+    func run() async throws {
+        try await runCommand {
+            let (_, library) = try options.bootstrap()
+            let name = try documentName(newName)
+            reportSync(await library.sync(), json: options.json)
+            let record = try await library.resolve(document)
+            try await library.rename(record.id, to: name)
+            reportSync(await library.sync(), json: options.json)
+            await library.closeAll()
+            if options.json { try printJSON(["renamed": record.id.description, "name": name.rawValue]) } else { print("renamed \(record.name) to \(name)") }
+        }
+    }
+}
+
+struct Convert: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Move a document's local store to the other backend.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
+    @Option(name: .customLong("to"), help: "The backend: sqlite or json.") var target: String
+
+    func run() async throws {
+        try await runCommand {
+            guard let kind = StoreKind(rawValue: target.lowercased()) else {
+                throw CLIError(message: "unknown store '\(target)'; expected sqlite or json", code: 64)
+            }
+            let (_, library) = try options.bootstrap()
+            let record = try await library.resolve(document)
+            try await library.convert(record.id, to: kind)
+            await library.closeAll()
+            if options.json { try printJSON(["converted": record.id.description, "store": kind.rawValue]) } else { print("converted \(record.name) to \(kind)") }
+        }
+    }
+}
+
+struct MoveToCloud: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "move-to-cloud", abstract: "Make a local document ubiquitous (peers can build it whole).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
+
+    func run() async throws {
+        try await runCommand {
+            let (_, library) = try options.bootstrap()
+            let record = try await library.resolve(document)
+            try await library.moveToCloud(record.id)
+            reportSync(await library.sync(), json: options.json)
+            await library.closeAll()
+            if options.json { try printJSON(["moved": record.id.description, "location": "cloud"]) } else { print("\(record.name) is in the cloud") }
+        }
+    }
+}
+
+struct MoveToLocal: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "move-to-local",
+        abstract: "Make a cloud document local: --remove-cloud (peers drop it) or --keep-cloud (the local copy becomes a separate document).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
+    @Flag(name: .customLong("keep-cloud"), help: "Keep the cloud copy; the local copy becomes a separate document.") var keepCloud = false
+    @Flag(name: .customLong("remove-cloud"), help: "Remove it from the cloud; peers drop it.") var removeCloud = false
+
+    func validate() throws {
+        if keepCloud == removeCloud { throw ValidationError("choose one of --keep-cloud or --remove-cloud") }
+    }
+
+    func run() async throws {
+        try await runCommand {
+            let (_, library) = try options.bootstrap()
+            reportSync(await library.sync(), json: options.json)
+            let record = try await library.resolve(document)
+            try await library.moveToLocal(record.id, choice: keepCloud ? .keepCloud : .removeCloud)
+            await library.closeAll()
+            if options.json { try printJSON(["moved": record.id.description, "location": "local"]) } else { print("\(record.name) is local") }
+        }
+    }
+}

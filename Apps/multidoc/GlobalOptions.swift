@@ -1,0 +1,114 @@
+import ArgumentParser
+import Engine
+import Foundation
+import Logging
+import Model
+import Settings
+import Storage
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The device's root folder (env MULTIDOC_ROOT; default ~/.local/share/multidoc).", valueName: "dir"))
+    var root: String?
+
+    @Option(name: .long, help: ArgumentHelp("The shared container folder (env MULTIDOC_CONTAINER; none: no cloud).", valueName: "dir"))
+    var container: String?
+
+    @Option(name: .long, help: ArgumentHelp("Storage backend for new documents: sqlite or json.", valueName: "kind"))
+    var store: String?
+
+    @Option(name: .customLong("device-name"), help: ArgumentHelp("This device's name.", valueName: "name"))
+    var deviceName: String?
+
+    @Option(name: .customLong("fast-save"), help: ArgumentHelp("Ship each save before it returns (on|off).", valueName: "on|off"))
+    var fastSave: String?
+
+    @Option(name: .customLong("enable-ping"), help: ArgumentHelp("Answer peers' changes to the inspected document (on|off).", valueName: "on|off"))
+    var enablePing: String?
+
+    @Option(name: .customLong("copy-container-on-segue"), help: ArgumentHelp("Copy the container when a document's detail opens (on|off).", valueName: "on|off"))
+    var copyContainerOnSegue: String?
+
+    @Option(name: .customLong("attempt-error-recovery"), help: ArgumentHelp("Rebuild damaged stores (on|off).", valueName: "on|off"))
+    var attemptErrorRecovery: String?
+
+    @Option(name: .customLong("use-cloud"), help: ArgumentHelp("Ship documents through the container (on|off).", valueName: "on|off"))
+    var useCloud: String?
+
+    @Flag(name: .long, help: "Machine-readable JSON output.")
+    var json = false
+
+    @Flag(name: .long, help: "Log what happens to stderr.")
+    var verbose = false
+
+    /// Settings given as flags, parsed.
+    func settingFlags() throws(SettingsError) -> [SettingKey: SettingValue] {
+        var flags: [SettingKey: SettingValue] = [:]
+        let given: [(SettingKey, String?)] = [
+            (.store, store), (.deviceName, deviceName), (.fastSave, fastSave), (.enablePing, enablePing),
+            (.copyContainerOnSegue, copyContainerOnSegue), (.attemptErrorRecovery, attemptErrorRecovery), (.useCloud, useCloud),
+        ]
+        for (key, value) in given {
+            if let value { flags[key] = try key.parse(value) }
+        }
+        return flags
+    }
+
+    /// The one bootstrap: resolves the device and builds its library with the real stores.
+    func bootstrap(createRoot: Bool = false) throws -> (DeviceSetup, DocumentLibrary) {
+        let setup = try DeviceSetup(
+            rootPath: root, containerPath: container, flags: try settingFlags(),
+            environment: ProcessInfo.processInfo.environment, createRoot: createRoot)
+        var logger = Logger(label: "multidoc")
+        logger.logLevel = verbose ? .info : .error
+        let library = setup.makeLibrary(stores: makeStores(), logger: logger)
+        return (setup, library)
+    }
+}
+
+/// Runs a command body, turning every error into one line on stderr and an exit code.
+func runCommand(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        let (message, code) = describe(error)
+        FileHandle.standardError.write(Data("multidoc: error: \(message)\n".utf8))
+        throw ExitCode(code)
+    }
+}
+
+func describe(_ error: any Error) -> (String, Int32) {
+    switch error {
+    case let error as EngineError: (error.description, error.exitCode)
+    case let error as SettingsError: (error.description, 13)
+    case let error as DocumentNameError: (error.description, 5)
+    case let error as StoreError:
+        (error.description, error.kind == .busy ? 12 : 9)
+    case let error as CLIError: (error.message, error.code)
+    default: ("\(error)", 1)
+    }
+}
+
+struct CLIError: Error {
+    let message: String
+    var code: Int32 = 1
+}
+
+/// Prints a value as pretty JSON with sorted keys.
+func printJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    let data = try encoder.encode(value)
+    print(String(decoding: data, as: UTF8.self))
+}
+
+/// Parses a document name typed by the user.
+func documentName(_ raw: String) throws -> DocumentName {
+    do { return try DocumentName(raw) } catch { throw EngineError.invalidName(error.description) }
+}
+
+/// The real stores (SQLite and JSON backends).
+func makeStores() -> StoreProvider { MemoryVolume().provider /* TEMP until StoreProvider.standard lands */ }

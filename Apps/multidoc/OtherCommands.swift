@@ -1,0 +1,376 @@
+import ArgumentParser
+import Engine
+import FileIO
+import Foundation
+import Model
+import Settings
+import Storage
+import Sync
+
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sync", abstract: "Import and export now; --watch keeps going and prints events as they happen.")
+    @OptionGroup var options: GlobalOptions
+    @Flag(help: "Keep syncing and print events until interrupted.") var watch = false
+
+    struct Output: Encodable {
+        var cloudAvailable: Bool
+        var discovered: [String]
+        var removed: [String]
+        var importedLogs: Int
+        var exportedLogs: Int
+        var quarantined: [String]
+        var problems: [String]
+    }
+
+    func run() async throws {
+        try await runCommand {
+            let (setup, library) = try options.bootstrap()
+            if watch {
+                let events = await library.events()
+                let printer = Task {
+                    for await event in events { print(describe(event)); fflush(nil) }
+                }
+                await liveSync(library, container: setup.container, documents: setup.root.documentsDirectory) { false }
+                printer.cancel()
+                return
+            }
+            let report = await library.sync()
+            await library.closeAll()
+            let output = Output(cloudAvailable: report.cloudAvailable, discovered: report.discovered, removed: report.removed,
+                                importedLogs: report.importedLogs, exportedLogs: report.exportedLogs,
+                                quarantined: report.quarantined, problems: report.problems)
+            if options.json { try printJSON(output); return }
+            print("imported \(report.importedLogs) logs, exported \(report.exportedLogs), discovered \(report.discovered.count), removed \(report.removed.count)")
+            reportSync(report, json: false)
+            if setup.container == nil { print("no container configured: nothing to sync (--container or MULTIDOC_CONTAINER)") }
+        }
+    }
+
+    private func describe(_ event: LibraryEvent) -> String {
+        let time = ISO8601DateFormatter().string(from: Date())
+        switch event {
+        case .documentAdded(let summary): return "\(time) added \(summary.name) (\(summary.origin.rawValue))"
+        case .documentRemoved(_, let name): return "\(time) removed \(name)"
+        case .objectsDidChange(let id, _): return "\(time) changed \(id)"
+        case .didSave(let id, _): return "\(time) saved \(id)"
+        case .didImport(let id, let summary, let from):
+            return "\(time) imported into \(id) from \(from.joined(separator: ", ")): \(summary.inserted.count) inserted, \(summary.updated.count) updated, \(summary.deleted.count) deleted"
+        case .becameViewable(let id): return "\(time) viewable \(id)"
+        case .downloadProgress(let id, let percent): return "\(time) downloading \(id) \(percent)%"
+        case .cloudAvailability(_, let detail): return "\(time) \(detail)"
+        case .containerChanged(let detail): return "\(time) \(detail)"
+        case .quarantined(let detail): return "\(time) quarantined \(detail)"
+        case .recovered(_, let report): return "\(time) recovered: \(report)"
+        case .failure(let detail): return "\(time) error: \(detail)"
+        }
+    }
+}
+
+struct SettingsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings", abstract: "Show and change this device's settings.",
+        subcommands: [ListSettings.self, GetSetting.self, SetSetting.self], defaultSubcommand: ListSettings.self)
+
+    struct Row: Encodable {
+        var key: String
+        var value: String
+        var source: String
+        var environment: String
+        var summary: String
+    }
+
+    struct ListSettings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Every setting with its value and where the value came from.")
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await runCommand {
+                let (setup, _) = try options.bootstrap(createRoot: options.root == nil)
+                let rows = setup.settings.all.map {
+                    Row(key: $0.key.rawValue, value: $0.value.description, source: $0.source.rawValue,
+                        environment: $0.key.environmentName, summary: $0.key.summary)
+                }
+                if options.json { try printJSON(rows); return }
+                printTable([["KEY", "VALUE", "SOURCE", "DESCRIPTION"]] + rows.map { [$0.key, $0.value, $0.source, $0.summary] })
+            }
+        }
+    }
+
+    struct GetSetting: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "One setting's value.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The key, e.g. FastSave.") var key: String
+
+        func run() async throws {
+            try await runCommand {
+                let key = try SettingKey.named(key)
+                let (setup, _) = try options.bootstrap(createRoot: options.root == nil)
+                guard let entry = setup.settings.entries[key] else { throw SettingsError.unknownKey(key.rawValue) }
+                if options.json {
+                    try printJSON(Row(key: key.rawValue, value: entry.value.description, source: entry.source.rawValue, environment: key.environmentName, summary: key.summary))
+                } else {
+                    print(entry.value.description)
+                }
+            }
+        }
+    }
+
+    struct SetSetting: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting in this device's settings file.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The key, e.g. FastSave.") var key: String
+        @Argument(help: "The value, e.g. on or off.") var value: String
+
+        func run() async throws {
+            try await runCommand {
+                let key = try SettingKey.named(key)
+                let parsed = try key.parse(value)
+                let (setup, _) = try options.bootstrap(createRoot: true)
+                try setup.settingsFile.set(key, to: parsed)
+                if options.json { try printJSON(["key": key.rawValue, "value": parsed.description]) } else { print("\(key.rawValue) = \(parsed)") }
+            }
+        }
+    }
+}
+
+struct Latencies: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Recorded sync latencies: count, min, p50, p90, p99, max; --csv and --plot.")
+    @OptionGroup var options: GlobalOptions
+    @Flag(help: "Print the raw samples as CSV.") var csv = false
+    @Option(help: ArgumentHelp("Draw latencies over time and their distribution into an SVG file.", valueName: "file.svg")) var plot: String?
+
+    struct Output: Encodable {
+        var oneWay: LatencyStatistics?
+        var roundTrip: LatencyStatistics?
+    }
+
+    func run() async throws {
+        try await runCommand {
+            let (setup, _) = try options.bootstrap()
+            let samples = LatencyLog(url: setup.root.latenciesURL).read()
+            if csv { print(LatencyReport.csv(samples), terminator: ""); return }
+            if let plot {
+                let url = URL(fileURLWithPath: plot)
+                do {
+                    try AtomicFile.write(Data(LatencyReport.svg(samples).utf8), to: url, mode: 0o644)
+                } catch {
+                    throw CLIError(message: "cannot write plot: \(error)", code: 10)
+                }
+            }
+            let oneWay = LatencyStatistics(milliseconds: samples.map(\.oneWayMs))
+            let roundTrip = LatencyStatistics(milliseconds: samples.compactMap(\.roundTripMs))
+            if options.json { try printJSON(Output(oneWay: oneWay, roundTrip: roundTrip)); return }
+            guard oneWay != nil else { print("no latencies recorded yet (inspect a document with EnablePing on on two devices)"); return }
+            var rows = [["", "COUNT", "MIN", "P50", "P90", "P99", "MAX"]]
+            for (label, stats) in [("one-way", oneWay), ("round-trip", roundTrip)] {
+                guard let stats else { continue }
+                rows.append([label, "\(stats.count)", ms(stats.minMs), ms(stats.p50Ms), ms(stats.p90Ms), ms(stats.p99Ms), ms(stats.maxMs)])
+            }
+            printTable(rows)
+            print("one-way \(LatencyReport.sparkline(samples.map(\.oneWayMs)))")
+            if let plot { print("plot written to \(plot)") }
+        }
+    }
+}
+
+func ms(_ value: Double) -> String { String(format: "%.2f ms", value) }
+
+struct Inspect: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Inspect a document and keep syncing; with EnablePing on, answer peers' changes with pings.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
+    @Option(name: .customLong("ping-rounds"), help: "Stop after sending this many pings.") var pingRounds: Int?
+    @Flag(name: .customLong("start-ping"), help: "Send the first ping now.") var startPing = false
+
+    func run() async throws {
+        try await runCommand {
+            let (setup, library) = try options.bootstrap()
+            await library.sync()
+            let record = try await library.resolve(document)
+            await library.inspect(record.id, rounds: pingRounds)
+            if startPing { try await library.startPing() }
+            let rounds = pingRounds
+            await liveSync(library, container: setup.container, documents: setup.root.documentsDirectory) {
+                guard rounds != nil else { return false }
+                return await library.pingFinished
+            }
+            await library.closeAll()
+            let counts = await library.pingCounts
+            print("pings sent: \(counts.sent), answered: \(counts.answered)")
+        }
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The device's daemon and container status.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await runCommand {
+            let (setup, library) = try options.bootstrap()
+            let documents = await library.list()
+            let statusData = try? AtomicFile.read(setup.root.daemonStatusURL)
+            let daemon = statusData.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+            let available = setup.container.map { Container(root: $0).isAvailable }
+            if options.json {
+                var object: [String: Any] = ["root": setup.root.url.path, "documents": documents.count, "device": setup.identity.name]
+                object["container"] = setup.container?.path
+                object["containerAvailable"] = available
+                object["daemon"] = daemon
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+                return
+            }
+            print("device:    \(setup.identity.name) (\(setup.identity.model)) \(setup.identity.id)")
+            print("root:      \(setup.root.url.path)")
+            print("container: \(setup.container?.path ?? "none") \(available.map { $0 ? "(available)" : "(unavailable)" } ?? "")")
+            print("documents: \(documents.count)")
+            if let daemon {
+                let keys = daemon.keys.sorted()
+                print("daemon:    " + keys.map { "\($0)=\(daemon[$0] ?? "")" }.joined(separator: " "))
+            } else {
+                print("daemon:    not running")
+            }
+        }
+    }
+}
+
+struct ContainerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "container", abstract: "Look at, copy, verify or reset the shared container.",
+        subcommands: [ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerReset.self],
+        defaultSubcommand: ContainerStatus.self)
+
+    static func container(_ setup: DeviceSetup) throws -> Container {
+        guard let url = setup.container else {
+            throw EngineError.containerUnavailable("no container is configured (--container or MULTIDOC_CONTAINER)")
+        }
+        let container = Container(root: url)
+        do { try container.checkAvailable() } catch { throw EngineError.containerUnavailable(error.description) }
+        return container
+    }
+
+    static func identity(of container: Container) throws(EngineError) -> ContainerIdentity? {
+        do {
+            return try container.identity()
+        } catch {
+            if case .unknownFormat = error.kind { throw .containerFormat(error.description) }
+            throw .containerUnavailable(error.description)
+        }
+    }
+
+    struct ContainerStatus: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Identity, devices, documents and tombstones in the container.")
+        @OptionGroup var options: GlobalOptions
+
+        struct Output: Encodable {
+            var path: String
+            var containerID: String?
+            var format: Int?
+            var devices: [String]
+            var documents: Int
+            var tombstones: Int
+            var logs: Int
+        }
+
+        func run() async throws {
+            try await runCommand {
+                let (setup, _) = try options.bootstrap()
+                let container = try ContainerCommand.container(setup)
+                let identity = try ContainerCommand.identity(of: container)
+                let documents = container.documentIDs()
+                let logs = documents.reduce(0) { total, id in
+                    total + container.logDevices(id).reduce(0) { $0 + container.logSequences(id, device: $1).count }
+                }
+                let output = Output(
+                    path: container.root.path, containerID: identity?.containerID.uuidString.lowercased(), format: identity?.format,
+                    devices: container.deviceRecords().map { "\($0.name) (\($0.device))" }, documents: documents.count,
+                    tombstones: container.tombstones().count, logs: logs)
+                if options.json { try printJSON(output); return }
+                print("container:  \(output.path)")
+                print("identity:   \(output.containerID ?? "not seeded") format \(output.format.map(String.init) ?? "-")")
+                print("devices:    \(output.devices.joined(separator: ", "))")
+                print("documents:  \(output.documents) (\(output.logs) logs), tombstones: \(output.tombstones)")
+            }
+        }
+    }
+
+    struct ContainerCopy: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "copy", abstract: "Copy the container into a folder (for a bug report).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The destination folder (must not exist).") var destination: String
+
+        func run() async throws {
+            try await runCommand {
+                let (_, library) = try options.bootstrap()
+                let url = URL(fileURLWithPath: destination)
+                if FileManager.default.fileExists(atPath: url.path) {
+                    throw CLIError(message: "\(url.path) already exists; choose a new folder", code: 10)
+                }
+                try await library.copyContainer(to: url)
+                print("copied the container to \(url.path)")
+            }
+        }
+    }
+
+    struct ContainerVerify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "verify", abstract: "Read every file in the container and report the ones that are not valid.")
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await runCommand {
+                let (setup, _) = try options.bootstrap()
+                let container = try ContainerCommand.container(setup)
+                var problems: [String] = []
+                var checked = 0
+                do { _ = try ContainerCommand.identity(of: container) } catch { problems.append("\(error)") }
+                for id in container.documentIDs() {
+                    if container.infos(id).isEmpty { problems.append("\(container.documentDirectory(id).path): no readable info file") }
+                    for device in container.logDevices(id) {
+                        var expected: UInt64?
+                        for sequence in container.logSequences(id, device: device) {
+                            checked += 1
+                            do { _ = try container.readLog(id, device: device, sequence: sequence) } catch {
+                                problems.append("\(container.logURL(id, device: device, sequence: sequence).path): \(error)")
+                            }
+                            if let expected, sequence != expected { problems.append("\(container.logsDirectory(id, device: device).path): logs \(expected)…\(sequence - 1) are missing") }
+                            expected = sequence + 1
+                        }
+                    }
+                    for copy in container.conflictCopies(id) { problems.append("\(copy.path): conflict copy") }
+                }
+                if options.json {
+                    try printJSON(["checkedLogs": "\(checked)", "problems": problems.joined(separator: "\n")])
+                } else {
+                    print("checked \(checked) logs: \(problems.isEmpty ? "all valid" : "\(problems.count) problems")")
+                    problems.forEach { print("  \($0)") }
+                }
+                if !problems.isEmpty { throw ExitCode(9) }
+            }
+        }
+    }
+
+    struct ContainerReset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset", abstract: "Empty the container and seed a new identity; every device notices and asks what to do.")
+        @OptionGroup var options: GlobalOptions
+        @Flag(help: "Really do it.") var yes = false
+
+        func run() async throws {
+            try await runCommand {
+                guard yes else { throw CLIError(message: "resetting removes every document from the container; add --yes to do it", code: 64) }
+                let (setup, _) = try options.bootstrap()
+                let container = try ContainerCommand.container(setup)
+                for url in [container.identityDirectory, container.devicesDirectory, container.documentsDirectory, container.tombstonesDirectory] {
+                    try? FileManager.default.removeItem(at: url)
+                }
+                let identity = try container.seedIdentity(device: setup.identity.id, now: Date())
+                var device = try setup.root.loadDevice(defaultName: setup.identity.name, model: setup.identity.model, newID: UUID.init)
+                device.containerID = identity.containerID
+                try setup.root.saveDevice(device)
+                print("container reset; new identity \(identity.containerID.uuidString.lowercased())")
+            }
+        }
+    }
+}

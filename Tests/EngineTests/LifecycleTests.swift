@@ -1,0 +1,154 @@
+import Engine
+import Foundation
+import Model
+import Settings
+import Storage
+import Sync
+import Testing
+import TestSupport
+
+@Suite struct LifecycleTests {
+    static let backends = EngineHarness.Backend.allCases
+
+    @Test(arguments: backends)
+    func createdDocumentFollowsTheSeed(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend)
+        let first = try await a.create()
+        let second = try await a.create()
+        #expect(first.name == "TestDoc1")
+        #expect(second.name == "TestDoc2")
+        #expect(first.origin == .created)
+        #expect(first.location == .cloud)
+        #expect(first.viewable)
+        let detail = try await a.detail(first.id)
+        #expect(detail.text == "A (\(DeviceIdentity.systemModel))")
+        #expect(detail.graph.objects(of: Entity.modelVersion).count == 1)
+        #expect(detail.graph.objects(of: Entity.textEntry).count == 1)
+        // On disk the UUID precedes the name.
+        let store = harness.root("A").appendingPathComponent("Documents/\(first.id)/TestDoc1")
+        #expect(FileManager.default.fileExists(atPath: store.path))
+    }
+
+    @Test(arguments: backends)
+    func createdOnAIsDiscoveredThenViewableOnBAndEditsTravelBack(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend)
+        let b = try harness.device("B", backend: backend == .sqlite ? .json : backend)
+        let created = try await a.create()
+        let events = await b.events()
+        let report = await b.sync()
+        #expect(report.discovered == ["TestDoc1"])
+        var sawAdded = false, sawViewable = false
+        for await event in events {
+            if case .documentAdded(let summary) = event {
+                sawAdded = true
+                #expect(summary.origin == .discovered)
+            }
+            if case .becameViewable(let id) = event, id == created.id { sawViewable = true; break }
+        }
+        #expect(sawAdded && sawViewable)
+        let onB = try #require(await b.list().first)
+        #expect(onB.viewable && onB.downloadPercent == 100 && onB.origin == .discovered)
+        try await b.appendText(created.id, " START")
+        await a.sync()
+        #expect(try await a.detail(created.id).text.hasSuffix(" START"))
+    }
+
+    @Test func handlerOpensOnceForManyConcurrentCallers() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite)
+        let created = try await a.create()
+        await a.closeAll()
+        let before = await a.storeOpenCount()
+        let texts = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<50 {
+                group.addTask { try await a.withDocument(created.id) { try $0.read().graph.textEntry?.text ?? "" } }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(texts.count == 50)
+        #expect(Set(texts).count == 1)
+        #expect(await a.storeOpenCount() - before == 1)
+    }
+
+    @Test func namesAndPrefixesResolveAndAmbiguityIsRefused() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A")
+        let b = try harness.device("B")
+        let name = try DocumentName("Untitled")
+        let one = try await a.create(name: name)
+        let two = try await b.create(name: name)
+        await a.sync()
+        await b.sync()
+        #expect(await a.list().count == 2)
+        #expect(await b.list().count == 2)
+        await #expect(throws: EngineError.self) { try await a.resolve("Untitled") }
+        do {
+            _ = try await a.resolve("Untitled")
+        } catch {
+            #expect(error.description.contains(String(one.id.description.prefix(8))))
+            #expect(error.description.contains(String(two.id.description.prefix(8))))
+        }
+        #expect(try await a.resolve(one.id.description).id == one.id)
+        #expect(try await a.resolve(String(two.id.description.prefix(12))).id == two.id)
+        await #expect(throws: EngineError.unknownDocument("nope")) { try await a.resolve("nope") }
+    }
+
+    @Test(arguments: backends)
+    func deletedWhileThePeerIsOffStaysDeleted(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend)
+        let created = try await a.create()
+        do {
+            let b = try harness.device("B", backend: backend)
+            await b.sync()
+            #expect(await b.list().count == 1)
+            await b.closeAll()
+        }
+        try await a.delete(created.id)
+        #expect(await a.list().isEmpty)
+        // B runs again: the document is gone, and stays gone after more passes.
+        let b = try harness.device("B", backend: backend)
+        let report = await b.sync()
+        #expect(report.removed == ["TestDoc1"])
+        await b.sync()
+        #expect(await b.list().isEmpty)
+        await a.sync()
+        #expect(await a.list().isEmpty)
+    }
+
+    @Test func renameTravelsToPeers() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A")
+        let b = try harness.device("B")
+        let created = try await a.create()
+        await b.sync()
+        try await a.rename(created.id, to: try DocumentName("Groceries"))
+        await b.sync()
+        #expect(await b.list().map(\.name) == ["Groceries"])
+        #expect(FileManager.default.fileExists(atPath: harness.root("B").appendingPathComponent("Documents/\(created.id)/Groceries").path))
+    }
+
+    @Test func convertKeepsEverything() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite)
+        let created = try await a.create()
+        try await a.setText(created.id, "héllo 日本 🎉")
+        try await a.convert(created.id, to: .json)
+        let row = try #require(await a.list().first)
+        #expect(row.store == .json)
+        #expect(try await a.detail(created.id).text == "héllo 日本 🎉")
+        try await a.appendText(created.id, "!")
+        let b = try harness.device("B", backend: .sqlite)
+        await b.sync()
+        #expect(try await b.detail(created.id).text == "héllo 日本 🎉!")
+    }
+}

@@ -1,0 +1,229 @@
+import Engine
+import Foundation
+import Model
+import Settings
+import Storage
+import Sync
+import Testing
+import TestSupport
+
+@Suite struct MovesTests {
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func moveToCloudLetsAFreshPeerBuildTheWholeDocument(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend, settings: [.useCloud: .bool(false)])
+        let created = try await a.create()
+        #expect(created.location == .local)
+        for index in 0..<5 { try await a.appendText(created.id, " \(index)") }
+        #expect(Container(root: harness.container).documentIDs().isEmpty)
+        try await a.moveToCloud(created.id)
+        let b = try harness.device("B", backend: backend)
+        await b.sync()
+        #expect(try await b.detail(created.id).text.hasSuffix(" 0 1 2 3 4"))
+    }
+
+    @Test func moveToLocalRemovingTheCloudCopyMakesPeersDropIt() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A")
+        let b = try harness.device("B")
+        let created = try await a.create()
+        await b.sync()
+        try await a.moveToLocal(created.id, choice: .removeCloud)
+        await b.sync()
+        #expect(await b.list().isEmpty)
+        let row = try #require(await a.list().first)
+        #expect(row.location == .local)
+        try await a.appendText(created.id, " still here")
+        #expect(try await a.detail(created.id).text.hasSuffix(" still here"))
+    }
+
+    @Test func moveToLocalKeepingTheCloudCopyMakesASeparateDocument() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A")
+        let b = try harness.device("B")
+        let created = try await a.create()
+        await b.sync()
+        try await a.moveToLocal(created.id, choice: .keepCloud)
+        let rows = await a.list()
+        #expect(rows.count == 1)
+        let local = try #require(rows.first)
+        #expect(local.id != created.id && local.location == .local)
+        // The cloud document lives on for B, and edits there do not reach A's local copy.
+        try await b.appendText(created.id, " from B")
+        await a.sync()
+        #expect(try await a.detail(local.id).text.hasSuffix(" from B") == false)
+        #expect(await b.list().count == 1)
+    }
+
+    @Test func savesWhileTheContainerIsGoneShipWhenItReturns() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite)
+        let b = try harness.device("B", backend: .sqlite)
+        let created = try await a.create()
+        await b.sync()
+        let aside = harness.folder.appending("container-unmounted")
+        try FileManager.default.moveItem(at: harness.container, to: aside)
+        let report = await a.sync()
+        #expect(report.cloudAvailable == false)
+        try await a.appendText(created.id, " offline edit")
+        #expect(try await a.detail(created.id).text.hasSuffix(" offline edit"))
+        try FileManager.default.moveItem(at: aside, to: harness.container)
+        let back = await a.sync()
+        #expect(back.cloudAvailable)
+        #expect(back.exportedLogs == 1)
+        await b.sync()
+        #expect(try await b.detail(created.id).text.hasSuffix(" offline edit"))
+    }
+
+    @Test func aReplacedIdentityAsksThePolicy() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let asked = LockedBox<[String]>([])
+        let a = try harness.device("A", onContainerChange: { message in asked.mutate { $0.append(message) }; return .stayLocal })
+        let created = try await a.create()
+        await a.sync()
+        // Another account's container is mounted in its place.
+        try FileManager.default.removeItem(at: harness.container)
+        try FileManager.default.createDirectory(at: harness.container, withIntermediateDirectories: true)
+        _ = try Container(root: harness.container).seedIdentity(device: Fixed.device(9), now: Date(), newID: Fixed.uuid(0xBEEF))
+        let report = await a.sync()
+        #expect(asked.value.count == 1)
+        #expect(asked.value.first?.contains("identity changed") == true)
+        #expect(report.problems.contains { $0.contains("staying local") })
+        let row = try #require(await a.list().first)
+        #expect(row.id == created.id && row.location == .local)
+        #expect(Container(root: harness.container).documentIDs().isEmpty)
+    }
+
+    @Test func adoptingANewContainerKeepsDocumentsItLacksAsLocal() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", onContainerChange: { _ in .adoptNew })
+        let created = try await a.create()
+        try FileManager.default.removeItem(at: harness.container)
+        try FileManager.default.createDirectory(at: harness.container, withIntermediateDirectories: true)
+        _ = try Container(root: harness.container).seedIdentity(device: Fixed.device(9), now: Date(), newID: Fixed.uuid(0xBEEF))
+        await a.sync()
+        let row = try #require(await a.list().first)
+        #expect(row.id == created.id && row.location == .local)
+        let next = try await a.create()
+        #expect(next.location == .cloud)
+        #expect(Container(root: harness.container).documentIDs() == [next.id])
+    }
+
+    @Test func librarySeedingOnTwoDevicesKeepsOneCopyOfTheSeedObjects() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A")
+        let b = try harness.device("B")
+        let id = DocumentID(Fixed.uuid(0x11B))
+        let name = try DocumentName("Library")
+        let seed = [
+            SeedObject(key: "welcome", entity: Entity.textEntry, attributes: [Entity.TextEntry.text: .string("Welcome")]),
+            SeedObject(key: "version", entity: Entity.modelVersion, attributes: [Entity.ModelVersion.version: .int(2)]),
+        ]
+        // Both seed before either sees the other's files.
+        _ = try await a.sharedDocument(id: id, name: name, seed: seed)
+        _ = try await b.sharedDocument(id: id, name: name, seed: seed)
+        await a.sync()
+        await b.sync()
+        let graphA = try await a.detail(id).graph
+        let graphB = try await b.detail(id).graph
+        #expect(graphA == graphB)
+        #expect(graphA.objects(of: Entity.textEntry).count == 1)
+        #expect(graphA.objects(of: Entity.modelVersion).count == 1)
+        #expect(await a.list().count == 1)
+    }
+
+    @Test func copyContainerOnSegueCopiesIntoTheDeviceRoot() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", settings: [.copyContainerOnSegue: .bool(true)])
+        let created = try await a.create()
+        _ = try await a.detail(created.id, segue: true)
+        let copy = harness.root("A").appendingPathComponent("Documents/copyOfCloudContainer/documents/\(created.id)")
+        #expect(FileManager.default.fileExists(atPath: copy.path))
+    }
+}
+
+@Suite struct RecoveryTests {
+    private func damage(_ url: URL, kind: StoreKind) throws {
+        switch kind {
+        case .sqlite:
+            let data = try Data(contentsOf: url)
+            try data.prefix(100).write(to: url)
+        case .json:
+            try Data("{ this is not json".utf8).write(to: url)
+        }
+    }
+
+    private func storeURL(_ harness: EngineHarness, _ device: String, _ summary: DocumentSummary) -> URL {
+        harness.root(device).appendingPathComponent("Documents/\(summary.id)/\(summary.name)/\(summary.store.fileName)")
+    }
+
+    @Test(arguments: [StoreKind.sqlite, .json])
+    func withRecoveryOffADamagedStoreIsReportedAndTheRestKeepsWorking(kind: StoreKind) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: kind == .sqlite ? .sqlite : .json)
+        let broken = try await a.create()
+        let fine = try await a.create()
+        await a.closeAll()
+        try damage(storeURL(harness, "A", broken), kind: kind)
+        await #expect(throws: EngineError.self) { try await a.detail(broken.id) }
+        let rows = await a.list()
+        let row = try #require(rows.first { $0.id == broken.id })
+        #expect(row.state.contains(.savingError) && row.state.contains(.editingDisabled))
+        #expect(row.problem?.contains("AttemptErrorRecovery") == true)
+        try await a.appendText(fine.id, " ok")
+        #expect(try await a.detail(fine.id).text.hasSuffix(" ok"))
+    }
+
+    @Test(arguments: [StoreKind.sqlite, .json])
+    func withRecoveryOnACloudDocumentIsRebuiltFromTheContainer(kind: StoreKind) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let backend: EngineHarness.Backend = kind == .sqlite ? .sqlite : .json
+        let a = try harness.device("A", backend: backend)
+        let created = try await a.create()
+        try await a.appendText(created.id, " precious")
+        await a.closeAll()
+        try damage(storeURL(harness, "A", created), kind: kind)
+        let recovering = try harness.device("A", backend: backend, settings: [.attemptErrorRecovery: .bool(true)])
+        let detail = try await recovering.detail(created.id)
+        #expect(detail.text.hasSuffix(" precious"))
+        let report = try #require(await recovering.recoveryReports[created.id])
+        #expect(report.contains("rebuilt"))
+        let damagedCopies = try FileManager.default.contentsOfDirectory(atPath: storeURL(harness, "A", created).deletingLastPathComponent().path)
+            .filter { $0.hasPrefix("damaged-") }
+        #expect(damagedCopies.count == 1)
+    }
+
+    @Test func withRecoveryOnALocalDocumentFallsBackToItsLastGoodCopy() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite, settings: [.useCloud: .bool(false), .attemptErrorRecovery: .bool(true)])
+        let created = try await a.create()
+        try await a.setText(created.id, "good")
+        await a.closeAll()
+        _ = try await a.detail(created.id)  // a clean open keeps a last good copy
+        await a.closeAll()
+        try damage(storeURL(harness, "A", created), kind: .sqlite)
+        let detail = try await a.detail(created.id)
+        #expect(detail.text == "good")
+        #expect(await a.recoveryReports[created.id]?.contains("last good copy") == true)
+    }
+}
+
+/// A value behind a lock, for closures that tests hand to the engine.
+final class LockedBox<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
+    func mutate(_ body: (inout Value) -> Void) { lock.lock(); body(&stored); lock.unlock() }
+}
