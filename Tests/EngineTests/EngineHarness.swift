@@ -33,7 +33,7 @@ struct EngineHarness {
         var flags: [SettingKey: SettingValue] = [.deviceName: .text(name)]
         if backend != .memory { flags[.store] = .text(backend.rawValue) }
         flags.merge(settings) { _, new in new }
-        let uuids = SequentialUUIDs(start: uuidBase ?? (Int(name.unicodeScalars.first?.value ?? 1) * 1_000_000))
+        let uuids = SequentialUUIDs(start: uuidBase ?? (Int(name.unicodeScalars.first?.value ?? 1) * 0x100000))
         let setup = try DeviceSetup(
             rootPath: folder.appending("device-\(name)").path,
             containerPath: noContainer ? nil : (overrideContainer ?? container).path,

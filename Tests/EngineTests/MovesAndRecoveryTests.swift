@@ -104,6 +104,7 @@ import TestSupport
         defer { harness.folder.remove() }
         let a = try harness.device("A", onContainerChange: { _ in .adoptNew })
         let created = try await a.create()
+        await a.sync()
         try FileManager.default.removeItem(at: harness.container)
         try FileManager.default.createDirectory(at: harness.container, withIntermediateDirectories: true)
         _ = try Container(root: harness.container).seedIdentity(device: Fixed.device(9), now: Date(), newID: Fixed.uuid(0xBEEF))

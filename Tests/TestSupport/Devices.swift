@@ -5,9 +5,10 @@ import Storage
 /// Fixed identifiers for deterministic tests.
 public enum Fixed {
     public static func uuid(_ n: Int) -> UUID {
+        // The counter leads, so UUID prefixes differ the way random ones do.
         let hex = String(n, radix: 16)
-        let padded = String(repeating: "0", count: max(0, 12 - hex.count)) + hex
-        return UUID(uuidString: "00000000-0000-0000-0000-\(padded)") ?? UUID()
+        let padded = String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+        return UUID(uuidString: "\(padded.suffix(8))-0000-4000-8000-000000000000") ?? UUID()
     }
 
     public static func device(_ n: Int) -> DeviceID { DeviceID(uuid(0xD000 + n)) }

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The CLI run as separate processes: two device roots, one container.
+@Suite(.serialized) struct CLITests {
+    let folder: TemporaryDirectory
+    var rootA: String { folder.appending("A").path }
+    var rootB: String { folder.appending("B").path }
+    var container: String { folder.appending("container").path }
+
+    init() throws {
+        folder = try TemporaryDirectory("cli")
+        try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
+        for root in [rootA, rootB] { try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) }
+    }
+
+    func multidoc(_ arguments: [String], root: String? = nil, stdin: String? = nil) throws -> ProductRunner.Result {
+        var all = arguments
+        if let root { all += ["--root", root, "--container", container] }
+        return try ProductRunner.run("multidoc", all, stdin: stdin)
+    }
+
+    func json(_ result: ProductRunner.Result) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+    }
+
+    @Test func newOnAIsListedOnBThenEditedOnBAndShownOnA() throws {
+        defer { folder.remove() }
+        let created = try multidoc(["new", "--device-name", "A"], root: rootA)
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.hasPrefix("TestDoc1\t"))
+        let list = try multidoc(["list", "--json", "--device-name", "B"], root: rootB)
+        #expect(list.status == 0, "\(list.stderr)")
+        let rows = try #require(try json(list) as? [[String: Any]])
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        #expect(row["name"] as? String == "TestDoc1")
+        #expect(row["origin"] as? String == "discovered")
+        #expect(row["viewable"] as? Bool == true)
+        #expect(row["downloadPercent"] as? Int == 100)
+        #expect(row["location"] as? String == "cloud")
+        for key in ["uuid", "state", "modified"] { #expect(row[key] != nil, "missing \(key)") }
+        let edit = try multidoc(["edit", "TestDoc1", "--append", " from B"], root: rootB)
+        #expect(edit.status == 0, "\(edit.stderr)")
+        let show = try multidoc(["show", "TestDoc1", "--json"], root: rootA)
+        #expect(show.status == 0, "\(show.stderr)")
+        let detail = try #require(try json(show) as? [String: Any])
+        #expect((detail["text"] as? String)?.hasSuffix(" from B") == true)
+        for key in ["name", "uuid", "state", "modified", "text"] { #expect(detail[key] != nil, "missing \(key)") }
+    }
+
+    @Test func aJSONStoreOnOneSideSyncsWithSQLiteOnTheOther() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes", "--store", "json"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "héllo 日本 🎉", "--store", "sqlite"], root: rootB).status == 0)
+        let show = try multidoc(["show", "Notes", "--json"], root: rootA)
+        let detail = try #require(try json(show) as? [String: Any])
+        #expect(detail["text"] as? String == "héllo 日本 🎉")
+        let rows = try #require(try json(try multidoc(["list", "--json"], root: rootA)) as? [[String: Any]])
+        #expect(rows.first?["store"] as? String == "json")
+    }
+
+    @Test(arguments: [
+        (["show", "nope"], Int32(3), "no document matches 'nope'"),
+        (["new", "a/b"], Int32(5), "contains '/'"),
+        (["new", ".."], Int32(5), "reserved"),
+        (["new", ""], Int32(5), "empty"),
+        (["new", String(repeating: "x", count: 300)], Int32(5), "300 bytes"),
+        (["new", "tab\there"], Int32(5), "control character"),
+        (["settings", "get", "Turbo"], Int32(13), "unknown setting 'Turbo'"),
+        (["settings", "set", "FastSave", "maybe"], Int32(13), "bad value 'maybe' for FastSave"),
+    ])
+    func badInputGetsOneClearLineAndAnExitCode(arguments: [String], code: Int32, message: String) throws {
+        defer { folder.remove() }
+        let result = try multidoc(arguments, root: rootA)
+        #expect(result.status == code, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(!result.stderr.contains("Fatal error"))
+    }
+
+    @Test func anAmbiguousNameListsTheCandidates() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Untitled"], root: rootA).status == 0)
+        #expect(try multidoc(["new", "Untitled"], root: rootB).status == 0)
+        let result = try multidoc(["show", "Untitled"], root: rootA)
+        #expect(result.status == 4)
+        #expect(result.stderr.contains("names 2 documents"))
+    }
+
+    @Test func aMissingRootOrContainerIsNamed() throws {
+        defer { folder.remove() }
+        let missingRoot = try ProductRunner.run("multidoc", ["list", "--root", folder.appending("nowhere").path])
+        #expect(missingRoot.status == 6)
+        #expect(missingRoot.stderr.contains("no such folder"))
+        let missingContainer = try ProductRunner.run("multidoc", ["container", "status", "--root", rootA, "--container", folder.appending("gone").path])
+        #expect(missingContainer.status == 7)
+        #expect(missingContainer.stderr.contains("gone"))
+    }
+
+    @Test func aContainerOfAnUnknownFormatIsRefused() throws {
+        defer { folder.remove() }
+        let identity = folder.appending("container/identity")
+        try FileManager.default.createDirectory(at: identity, withIntermediateDirectories: true)
+        let future = #"{"containerID":"11111111-2222-3333-4444-555555555555","format":99,"seededAt":0,"seededBy":"11111111-2222-3333-4444-555555555555"}"#
+        try Data(future.utf8).write(to: identity.appendingPathComponent("11111111-2222-3333-4444-555555555555.json"))
+        let result = try multidoc(["container", "status"], root: rootA)
+        #expect(result.status == 8)
+        #expect(result.stderr.contains("format version 99"))
+    }
+
+    @Test func settingsListShowsEverySettingWithItsSource() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["settings", "set", "EnablePing", "on"], root: rootA).status == 0)
+        let result = try ProductRunner.run("multidoc", ["settings", "list", "--json", "--root", rootA, "--fast-save", "off"],
+                                           environment: ["MULTIDOC_USE_CLOUD": "0"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let rows = try #require(try json(result) as? [[String: Any]])
+        let byKey = Dictionary(uniqueKeysWithValues: rows.compactMap { row in (row["key"] as? String).map { ($0, row) } })
+        for key in ["FastSave", "EnablePing", "CopyContainerOnSegue", "AttemptErrorRecovery", "UseCloud", "DeviceName"] {
+            #expect(byKey[key] != nil, "missing \(key)")
+        }
+        #expect(byKey["FastSave"]?["source"] as? String == "flag")
+        #expect(byKey["UseCloud"]?["source"] as? String == "environment")
+        #expect(byKey["EnablePing"]?["source"] as? String == "file")
+        #expect(byKey["AttemptErrorRecovery"]?["source"] as? String == "default")
+    }
+
+    @Test func deleteOnADisappearsFromB() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new"], root: rootA).status == 0)
+        #expect(try multidoc(["list"], root: rootB).stdout.contains("TestDoc1"))
+        #expect(try multidoc(["rm", "TestDoc1"], root: rootA).status == 0)
+        let rows = try #require(try json(try multidoc(["list", "--json"], root: rootB)) as? [[String: Any]])
+        #expect(rows.isEmpty)
+    }
+
+    @Test func demoRunsAndReportsRealFigures() throws {
+        defer { folder.remove() }
+        let result = try ProductRunner.run("multidoc", ["demo", "--json", "--ping-rounds", "5"], timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(try json(result) as? [String: Any])
+        #expect(summary["discoveredOnB"] as? Bool == true)
+        #expect(summary["viewableOnB"] as? Bool == true)
+        #expect(summary["editSeenOnA"] as? Bool == true)
+        #expect((summary["newToViewableMs"] as? Double ?? 0) > 0)
+        let pings = try #require(summary["pingsSent"] as? [String: Int])
+        #expect(pings["A"] == 5 && pings["B"] == 5)
+        let oneWay = try #require(summary["oneWay"] as? [String: Any])
+        #expect((oneWay["count"] as? Int ?? 0) >= 5)
+        #expect((oneWay["p50Ms"] as? Double ?? 0) > 0)
+        #expect(FileManager.default.fileExists(atPath: summary["folder"] as? String ?? "/") == false)
+    }
+
+    @Test func everyCommandHasHelp() throws {
+        defer { folder.remove() }
+        for command in ["demo", "new", "list", "show", "edit", "rm", "rename", "convert", "move-to-cloud", "move-to-local",
+                        "sync", "settings", "latencies", "inspect", "container", "status"] {
+            let result = try ProductRunner.run("multidoc", [command, "--help"])
+            #expect(result.status == 0, "\(command)")
+            #expect(result.stdout.contains("USAGE"), "\(command)")
+        }
+    }
+}

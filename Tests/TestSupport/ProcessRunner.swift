@@ -1,0 +1,83 @@
+import Foundation
+
+/// Runs a built product of this package as a separate process, as users run it.
+public enum ProductRunner {
+    /// The folder holding the built products (`.build/<triple>/debug`), found from the running
+    /// test bundle.
+    public static func productsDirectory() -> URL? {
+        var candidates: [URL] = [Bundle.main.bundleURL]
+        if let argument = CommandLine.arguments.first { candidates.append(URL(fileURLWithPath: argument)) }
+        for bundle in Bundle.allBundles { candidates.append(bundle.bundleURL) }
+        for start in candidates {
+            var url = start.standardizedFileURL
+            for _ in 0..<6 {
+                if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("multidoc").path) { return url }
+                url = url.deletingLastPathComponent()
+            }
+        }
+        return nil
+    }
+
+    /// The path of a product, or nil if it was not built.
+    public static func path(of product: String) -> URL? {
+        guard let directory = productsDirectory() else { return nil }
+        let url = directory.appendingPathComponent(product)
+        return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
+    }
+
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+    }
+
+    /// Runs `product` with `arguments` and waits for it (at most `timeout`).
+    public static func run(
+        _ product: String, _ arguments: [String], environment: [String: String] = [:],
+        stdin: String? = nil, timeout: TimeInterval = 60
+    ) throws -> Result {
+        guard let executable = path(of: product) else {
+            throw RunnerError(message: "\(product) is not built next to the tests (run swift build first)")
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment
+        for key in merged.keys where key.hasPrefix("MULTIDOC_") { merged[key] = nil }
+        merged.merge(environment) { _, new in new }
+        process.environment = merged
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
+        let outData = LockedData(), errData = LockedData()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { outData.set(out.fileHandleForReading.readDataToEndOfFile()); group.leave() }
+        group.enter()
+        DispatchQueue.global().async { errData.set(err.fileHandleForReading.readDataToEndOfFile()); group.leave() }
+        if group.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            throw RunnerError(message: "\(product) \(arguments.joined(separator: " ")) did not finish in \(Int(timeout)) s")
+        }
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus,
+                      stdout: String(decoding: outData.get(), as: UTF8.self),
+                      stderr: String(decoding: errData.get(), as: UTF8.self))
+    }
+
+    public struct RunnerError: Error, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
+    }
+}
+
+private final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
+    func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
+}
