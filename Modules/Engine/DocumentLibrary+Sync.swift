@@ -10,8 +10,12 @@ extension DocumentLibrary {
     /// One sync pass: check the container and its identity, drop deleted documents, discover
     /// new ones, then for every cloud document ship its outbox, import what is waiting, and
     /// compact. Never throws: what went wrong is in the report and the events.
+    ///
+    /// With `documents`, a targeted pass (after inotify named the documents that changed): only
+    /// those are discovered, shipped and imported; identity, tombstones, compaction and the
+    /// registry wait for the next full pass.
     @discardableResult
-    public func sync() async -> SyncReport {
+    public func sync(documents only: Set<DocumentID>? = nil) async -> SyncReport {
         var report = SyncReport()
         guard let replicator else {
             report.cloudAvailable = false
@@ -34,15 +38,18 @@ extension DocumentLibrary {
             emit(.cloudAvailability(available: true, detail: "container \(container.root.path) is available again"))
             logger.notice("container available again")
         }
-        do {
-            guard try await checkIdentity(container, report: &report) else { return report }
-        } catch {
-            report.problems.append("\(error)")
-            emit(.failure("\(error)"))
-            return report
+        if only == nil || !identityChecked {
+            do {
+                guard try await checkIdentity(container, report: &report) else { return report }
+                identityChecked = true
+            } catch {
+                report.problems.append("\(error)")
+                emit(.failure("\(error)"))
+                return report
+            }
         }
 
-        let tombstones = container.tombstones()
+        let tombstones = only == nil ? container.tombstones() : [:]
         for record in root.records() where record.location == .cloud && tombstones[record.id] != nil {
             await closeDocument(record.id)
             removeLocalCopy(record)
@@ -55,8 +62,11 @@ extension DocumentLibrary {
             try? FileManager.default.removeItem(at: container.documentDirectory(id))
         }
 
-        let known = Set(root.records().map(\.id))
-        for id in container.documentIDs() where !known.contains(id) && tombstones[id] == nil {
+        let records = root.records()
+        let known = Set(records.map(\.id))
+        let candidates = only.map { Array($0) } ?? container.documentIDs()
+        for id in candidates where !known.contains(id) && tombstones[id] == nil {
+            if only != nil, !container.tombstones(of: id).isEmpty { continue }
             guard let info = container.infos(id).first else { continue }
             let record = LocalDocumentRecord(
                 id: id, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
@@ -73,7 +83,7 @@ extension DocumentLibrary {
         }
 
         var applied: [DocumentID: [DeviceID: UInt64]] = [:]
-        for record in root.records() where record.location == .cloud {
+        for record in root.records() where record.location == .cloud && (only?.contains(record.id) ?? true) {
             do {
                 let document = try await open(record)
                 if record.origin == .created,
@@ -109,12 +119,13 @@ extension DocumentLibrary {
                     var renamed = record
                     try renameFolder(of: &renamed, to: newName)
                 }
-                _ = try? replicator.compact(record.id, store: document.store)
+                if only == nil { _ = try? replicator.compact(record.id, store: document.store) }
                 applied[record.id] = contents.sync.applied
             } catch {
                 report.problems.append("\(record.name): \(error)")
             }
         }
+        guard only == nil else { return report }
         do {
             try replicator.register(applied: applied)
         } catch {

@@ -58,6 +58,8 @@ public actor DocumentLibrary {
     public internal(set) var recoveryReports: [DocumentID: String] = [:]
     /// The inspected document and ping state (EnablePing).
     var ping = PingState()
+    /// Whether this process has checked the container's identity (targeted passes skip it).
+    var identityChecked = false
     /// Whether the last sync pass found the container usable.
     public private(set) var cloudAvailable = true
 
@@ -225,7 +227,10 @@ public actor DocumentLibrary {
         }
     }
 
-    func setCloudAvailable(_ value: Bool) { cloudAvailable = value }
+    func setCloudAvailable(_ value: Bool) {
+        cloudAvailable = value
+        if !value { identityChecked = false }
+    }
     func closeDocument(_ id: DocumentID) async { await handler.close(id) }
     func openDocument(_ record: LocalDocumentRecord, create: Bool) async throws -> OpenDocument {
         try await handler.open(record, create: create)

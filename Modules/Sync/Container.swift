@@ -139,6 +139,11 @@ public struct Container: Sendable {
         return result
     }
 
+    /// The tombstones of one document (cheaper than ``tombstones()`` for a targeted check).
+    public func tombstones(of id: DocumentID) -> [String] {
+        Self.listNames(tombstonesDirectory).filter { $0.hasPrefix("\(id).") && $0.hasSuffix(".json") }
+    }
+
     /// The info files of a document: the creator's first.
     public func infos(_ id: DocumentID) -> [DocumentInfo] {
         Self.listNames(documentDirectory(id))

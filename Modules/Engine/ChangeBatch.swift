@@ -1,0 +1,38 @@
+import Foundation
+import Model
+import Sync
+
+/// Collects what the container watcher reported between two sync passes, so one pass covers
+/// them all: the documents whose files changed, or "everything" when a change lies outside a
+/// document's folder (identity, tombstones, registry) or events were lost.
+public struct ChangeBatch: Sendable, Equatable {
+    public private(set) var documents: Set<DocumentID> = []
+    public private(set) var everything = false
+
+    public init(everything: Bool = false) { self.everything = everything }
+
+    public var isEmpty: Bool { !everything && documents.isEmpty }
+
+    /// Adds one watcher event, seen under `container`.
+    public mutating func add(_ event: ContainerWatcher.Event, container: URL) {
+        switch event {
+        case .rescan:
+            everything = true
+        case .changed(let url):
+            let base = container.standardizedFileURL.path
+            let path = url.standardizedFileURL.path
+            guard path.hasPrefix(base + "/") else { everything = true; return }
+            let parts = path.dropFirst(base.count + 1).split(separator: "/")
+            if parts.count >= 2, parts[0] == "documents", let id = DocumentID(String(parts[1])) {
+                documents.insert(id)
+            } else if parts.first == "devices" {
+                // Registry files only matter for pruning, done in full passes.
+            } else {
+                everything = true
+            }
+        }
+    }
+
+    /// The argument for ``DocumentLibrary/sync(documents:)``: nil for a full pass.
+    public var target: Set<DocumentID>? { everything ? nil : documents }
+}
