@@ -53,7 +53,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "multidoc-tui",
-            dependencies: ["Engine", "Settings", "Model", "CNcurses", argumentParser, logging],
+            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "CNcurses", argumentParser, logging],
             path: "Apps/multidoc-tui"
         ),
 
