@@ -29,4 +29,24 @@ static inline int multidoc_ok(void) { return OK; }
 static inline int multidoc_err(void) { return ERR; }
 static inline int multidoc_key_code_yes(void) { return KEY_CODE_YES; }
 static inline int multidoc_lc_all(void) { return LC_ALL; }
+
+/* Added for multidoc-tui. */
+#include <stdio.h>
+/* newterm on the process's own stdin/stdout: unlike initscr it returns NULL instead of exiting
+   when the terminal cannot be set up (bad TERM), so the app can say why. */
+static inline SCREEN *multidoc_newterm(void) { return newterm(NULL, stdout, stdin); }
+static inline int multidoc_attrset(WINDOW *win, int attrs) { return wattrset(win, attrs); }
+static inline int multidoc_attron(WINDOW *win, int attrs) { return wattron(win, attrs); }
+static inline int multidoc_attroff(WINDOW *win, int attrs) { return wattroff(win, attrs); }
+/* Draws UTF-8 text at (y, x); with the locale set, ncursesw decodes it into wide characters. */
+static inline int multidoc_mvaddstr(WINDOW *win, int y, int x, const char *text) {
+    return mvwaddstr(win, y, x, text);
+}
+static inline int multidoc_maxy(WINDOW *win) { return getmaxy(win); }
+static inline int multidoc_maxx(WINDOW *win) { return getmaxx(win); }
+static inline int multidoc_key_npage(void) { return KEY_NPAGE; }
+static inline int multidoc_key_ppage(void) { return KEY_PPAGE; }
+static inline int multidoc_a_normal(void) { return (int)A_NORMAL; }
+/* Columns a Unicode scalar takes under the current locale (-1: not printable). */
+static inline int multidoc_wcwidth(unsigned int scalar) { return wcwidth((wchar_t)scalar); }
 #endif

@@ -1,0 +1,84 @@
+import Engine
+import Foundation
+import Model
+
+extension TUIApp {
+    /// The master table: one row per document. Rows not viewable yet (discovered, first import
+    /// pending) are dim and cannot be opened; the next refresh after the import shows them normal.
+    func drawMaster() {
+        let (lines, columns) = terminal.size
+        drawTitle("multidoc — \(documents.count) document\(documents.count == 1 ? "" : "s")")
+        let stateWidth = columns >= 100 ? 44 : (columns >= 80 ? 30 : 18)
+        let originWidth = 16, percentWidth = 4, locationWidth = 5
+        let nameWidth = max(8, columns - stateWidth - originWidth - percentWidth - locationWidth - 6)
+        func row(_ name: String, _ state: String, _ origin: String, _ percent: String, _ location: String) -> String {
+            " " + TextWidth.pad(name, to: nameWidth) + " " + TextWidth.pad(state, to: stateWidth) + " "
+                + TextWidth.pad(origin, to: originWidth) + " " + String(repeating: " ", count: max(0, percentWidth - percent.count)) + percent
+                + " " + TextWidth.pad(location, to: locationWidth)
+        }
+        terminal.drawBar(row("Name", "State", "Created", "Down", "Where"), line: 1, style: [.bold, .underline])
+        let top = 2, height = max(1, lines - 4)
+        if documents.isEmpty {
+            terminal.draw(" No documents yet. Press + or n to add one; documents from peers appear here by themselves.", line: top + 1, column: 0, style: [.dim])
+        }
+        if selected < listScroll { listScroll = selected }
+        if selected >= listScroll + height { listScroll = selected - height + 1 }
+        for (offset, document) in documents.dropFirst(listScroll).prefix(height).enumerated() {
+            let index = listScroll + offset
+            let origin = document.origin == .created ? "created" : "discovered"
+            let text = row(document.name, document.state.statusString, origin, "\(document.downloadPercent)%", document.location.rawValue)
+            var style: Style = []
+            if !document.viewable { style.insert(.dim) }
+            if document.problem != nil { style.insert(.error) }
+            if index == selected { style.insert(.reverse) }
+            terminal.drawBar(text, line: top + offset, style: style)
+        }
+        drawKeys("+/n new  Enter open  d delete  s settings  l latencies  r sync  ? keys  q quit")
+    }
+
+    func handleMaster(_ key: Key) async {
+        if await handleCommon(key) { return }
+        let page = max(1, terminal.size.lines - 4)
+        switch key {
+        case .up, .character("k"): selected = max(0, selected - 1)
+        case .down, .character("j"): selected = min(max(0, documents.count - 1), selected + 1)
+        case .pageUp: selected = max(0, selected - page)
+        case .pageDown: selected = min(max(0, documents.count - 1), selected + page)
+        case .home: selected = 0
+        case .end: selected = max(0, documents.count - 1)
+        case .character("+"), .character("n"):
+            do {
+                let summary = try await library.create()
+                await refreshList()
+                if let index = documents.firstIndex(where: { $0.id == summary.id }) { selected = index }
+                show("added \(summary.name)")
+            } catch {
+                fail(error)
+            }
+        case .character("d"), .delete:
+            guard documents.indices.contains(selected) else { return }
+            pendingDelete = documents[selected]
+        case .enter, .right:
+            guard documents.indices.contains(selected) else { return }
+            await openDetail(documents[selected])
+        case .character("s"):
+            settingsCursor = 0
+            screen = .settings
+        case .character("l"):
+            latencySamples = LatencyLog(url: device.setup.root.latenciesURL).read()
+            screen = .latencies
+        default:
+            break
+        }
+    }
+
+    func delete(_ document: DocumentSummary) async {
+        do {
+            try await library.delete(document.id)
+            show("deleted \(document.name)")
+        } catch {
+            fail(error)
+        }
+        await refreshList()
+    }
+}
