@@ -1,0 +1,70 @@
+import Foundation
+import Synchronization
+import Sync
+
+/// Turns change hints (inotify events, rescan ticks) into sync passes, one at a time.
+///
+/// Hints that arrive while a pass runs are gathered into one ``ChangeBatch`` and run as one
+/// more pass when it ends, never one pass per hint: a burst of a hundred new logs costs at most
+/// two passes. Container events name documents, so their pass is targeted; anything else asks
+/// for a full pass. The loop starts with one full pass pending.
+///
+/// Thread-safe: hints may come from any task or thread while ``run(_:)`` runs.
+public final class SyncLoop: Sendable {
+    private struct State {
+        var pending = ChangeBatch(everything: true)
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+    private let wakeups: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    /// Makes a loop with one full pass pending.
+    public init() {
+        (wakeups, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        continuation.yield()
+    }
+
+    /// Notes a watcher event seen under the container `root`: a targeted pass for the document
+    /// it names, or a full pass if it names none.
+    public func noteContainer(_ event: ContainerWatcher.Event, root: URL) {
+        state.withLock { $0.pending.add(event, container: root) }
+        continuation.yield()
+    }
+
+    /// Asks for a full pass (a rescan tick, or a change in the device's own documents).
+    public func requestFullPass() {
+        state.withLock { $0.pending = ChangeBatch(everything: true) }
+        continuation.yield()
+    }
+
+    /// Ends ``run(_:)`` once the pass in progress, if any, returns. Pending hints are dropped.
+    public func finish() {
+        state.withLock { $0.finished = true }
+        continuation.yield()
+        continuation.finish()
+    }
+
+    /// Whether ``finish()`` was called.
+    public var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Runs `pass` for each batch of hints until ``finish()`` or task cancellation, one pass at a
+    /// time. Returns the number of passes run. Call it once: the loop has one consumer.
+    @discardableResult
+    public func run(_ pass: (ChangeBatch) async -> Void) async -> Int {
+        var passes = 0
+        for await _ in wakeups {
+            let batch = state.withLock { state -> ChangeBatch? in
+                guard !state.finished else { return nil }
+                defer { state.pending = ChangeBatch() }
+                return state.pending
+            }
+            guard let batch else { break }
+            if batch.isEmpty { continue }
+            await pass(batch)
+            passes += 1
+        }
+        return passes
+    }
+}
