@@ -1,4 +1,5 @@
 import Foundation
+import Model
 import Synchronization
 import Sync
 
@@ -31,6 +32,19 @@ public final class SyncLoop: Sendable {
     public func noteContainer(_ event: ContainerWatcher.Event, root: URL) {
         state.withLock { $0.pending.add(event, container: root) }
         continuation.yield()
+    }
+
+    /// Notes a watcher event seen under the device's `Documents` folder (a save, a new or
+    /// renamed document by another process of this device): a targeted pass for the document
+    /// whose folder it is in, or a full pass if it is in none (or events were lost).
+    public func noteDocuments(_ event: ContainerWatcher.Event, root documents: URL) {
+        guard case .changed(let url) = event else { return requestFullPass() }
+        let base = documents.standardizedFileURL.path
+        let path = url.standardizedFileURL.path
+        guard path.hasPrefix(base + "/"), let first = path.dropFirst(base.count + 1).split(separator: "/").first,
+              let id = DocumentID(String(first)) else { return requestFullPass() }
+        // Said in the container's layout, which ChangeBatch reads: <root>/documents/<uuid>.
+        noteContainer(.changed(documents.appendingPathComponent("documents/\(id)")), root: documents)
     }
 
     /// Asks for a full pass (a rescan tick, or a change in the device's own documents).
