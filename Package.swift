@@ -71,6 +71,11 @@ let package = Package(
         .testTarget(name: "SyncTests", dependencies: ["Sync", "Storage", "Model", "TestSupport"], path: "Tests/SyncTests"),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "TestSupport"], path: "Tests/EngineTests"),
         .testTarget(name: "MultidocCLITests", dependencies: ["TestSupport"], path: "Tests/MultidocCLITests"),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["TestSupport", "Engine", "Sync", "Storage", "Settings", "Model"],
+            path: "Tests/DaemonTests"
+        ),
     ]
 )
 
