@@ -111,4 +111,4 @@ func documentName(_ raw: String) throws -> DocumentName {
 }
 
 /// The real stores (SQLite and JSON backends).
-func makeStores() -> StoreProvider { MemoryVolume().provider /* TEMP until StoreProvider.standard lands */ }
+func makeStores() -> StoreProvider { .standard() }

@@ -40,7 +40,7 @@ struct EngineHarness {
             flags: flags, environment: [:], createRoot: true, newUUID: { uuids() })
         var logger = Logger(label: "test.\(name)")
         logger.logLevel = .critical
-        let stores: StoreProvider = backend == .memory ? volume.provider : volume.provider /* TEMP */
+        let stores: StoreProvider = backend == .memory ? volume.provider : .standard()
         let clock = self.clock
         return DocumentLibrary(.init(
             root: setup.root, container: setup.container, settings: setup.settings, identity: setup.identity,

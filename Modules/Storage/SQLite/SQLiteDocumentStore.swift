@@ -1,0 +1,174 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FileIO
+import Foundation
+import GRDB
+import Model
+import Synchronization
+
+/// The SQLite backend (the default), on GRDB. One `DatabaseQueue` per store object; writers in
+/// other processes are serialised by SQLite's locks (`BEGIN IMMEDIATE` plus a busy timeout).
+///
+/// Each commit bumps a `generation` value in the `meta` table; the contents are cached in memory
+/// and reloaded only when another connection committed since, so a write to a large document
+/// reads nothing and writes only the rows that changed.
+public final class SQLiteDocumentStore: DocumentStore {
+    public let kind = StoreKind.sqlite
+    public let url: URL
+    private let queue: DatabaseQueue
+    private let cache = Mutex<(generation: Int64, contents: StoreContents)?>(nil)
+    private let isClosed = Mutex(false)
+
+    /// Opens (with `create`, creates) the store and migrates it to the current schema.
+    /// - Throws: ``StoreError`` naming the file and the problem.
+    public init(url: URL, options: StoreOptions, create: Bool) throws(StoreError) {
+        self.url = url
+        let path = url.path
+        let exists = FileManager.default.fileExists(atPath: path)
+        if !exists, !create { throw StoreError(.notFound, path: path) }
+        if exists { try Self.checkHeader(path) }
+        var configuration = Configuration()
+        let seconds = Double(options.busyTimeout.components.seconds) + Double(options.busyTimeout.components.attoseconds) / 1e18
+        configuration.busyMode = .timeout(seconds)
+        configuration.journalMode = .default
+        let journal = options.journalMode
+        configuration.prepareDatabase { db in
+            switch journal {
+            case .rollback:
+                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            case .wal:
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+        }
+        if !exists {
+            do {
+                try AtomicFile.makeDirectory(url.deletingLastPathComponent())
+            } catch {
+                throw StoreError(.writeFailed, path: path, detail: error.description)
+            }
+            let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            if fd >= 0 { _ = Glibc.close(fd) }
+        }
+        do throws(any Error) {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+            let migrator = SQLiteSchema.migrator
+            if try queue.read({ db in try migrator.hasBeenSuperseded(db) }) {
+                let found = try queue.read { db in try migrator.appliedIdentifiers(db).count }
+                throw StoreError(.newerSchema(found: Int64(found), supported: SchemaVersion.current), path: path)
+            }
+            try migrator.migrate(queue)
+            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM objects") }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw Self.map(error, path: path)
+        }
+    }
+
+    /// Refuses files that cannot be a database before SQLite sees them (SQLite would report an
+    /// empty or short file as an empty database, or as "malformed").
+    static func checkHeader(_ path: String) throws(StoreError) {
+        let handle = FileHandle(forReadingAtPath: path)
+        guard let handle else {
+            throw StoreError(.unreadable, path: path, detail: "permission denied")
+        }
+        defer { try? handle.close() }
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        let size = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+        if size == 0 { return }  // A new store whose first transaction never ran.
+        let header = (try? handle.read(upToCount: 100)) ?? Data()
+        let magic = Data("SQLite format 3\u{0}".utf8)
+        guard header.count >= 16, header.prefix(16) == magic else {
+            throw StoreError(.corrupt, path: path, detail: "not an SQLite database")
+        }
+        guard header.count == 100 else {
+            throw StoreError(.truncated, path: path, detail: "\(size) bytes, shorter than the 100-byte header")
+        }
+        var pageSize = Int64(header[16]) << 8 | Int64(header[17])
+        if pageSize == 1 { pageSize = 65_536 }
+        let pageCount = Int64(header[28]) << 24 | Int64(header[29]) << 16 | Int64(header[30]) << 8 | Int64(header[31])
+        let changeCounter = header[24..<28]
+        let validFor = header[92..<96]
+        if pageSize >= 512, pageCount > 0, Array(changeCounter) == Array(validFor), size < pageSize * pageCount {
+            throw StoreError(.truncated, path: path, detail: "\(size) bytes, the header says \(pageSize * pageCount)")
+        }
+    }
+
+    static func map(_ error: any Error, path: String) -> StoreError {
+        guard let error = error as? DatabaseError else { return StoreError(.corrupt, path: path, detail: "\(error)") }
+        let message = error.message ?? "\(error.resultCode)"
+        switch error.resultCode.primaryResultCode {
+        case .SQLITE_NOTADB: return StoreError(.corrupt, path: path, detail: "not an SQLite database")
+        case .SQLITE_CORRUPT: return StoreError(.corrupt, path: path, detail: message)
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return StoreError(.busy, path: path, detail: message)
+        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH: return StoreError(.unreadable, path: path, detail: message)
+        case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY: return StoreError(.writeFailed, path: path, detail: message)
+        default: return StoreError(.corrupt, path: path, detail: message)
+        }
+    }
+
+    public func read() throws(StoreError) -> StoreContents {
+        if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
+        do {
+            return try queue.read { db in try self.current(db) }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw Self.map(error, path: url.path)
+        }
+    }
+
+    public func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {
+        if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
+        var result: T?
+        do {
+            try queue.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    let before = try self.current(db)
+                    var after = before
+                    result = try body(&after)
+                    guard after != before else { return .commit }
+                    try SQLiteSchema.save(diffFrom: before, to: after, in: db)
+                    let generation = try SQLiteSchema.bumpGeneration(db)
+                    self.cache.withLock { $0 = (generation, after) }
+                    return .commit
+                }
+            }
+        } catch let error as DatabaseError {
+            cache.withLock { $0 = nil }
+            throw Self.map(error, path: url.path)
+        } catch {
+            cache.withLock { $0 = nil }
+            throw error
+        }
+        guard let result else { throw StoreError(.writeFailed, path: url.path, detail: "transaction did not run") }
+        return result
+    }
+
+    /// The contents as of `db`'s transaction, from the cache when nothing was committed since.
+    private func current(_ db: Database) throws -> StoreContents {
+        let generation = try SQLiteSchema.generation(db)
+        if let cached = cache.withLock({ $0 }), cached.generation == generation { return cached.contents }
+        let contents = try SQLiteSchema.load(db)
+        cache.withLock { $0 = (generation, contents) }
+        return contents
+    }
+
+    public func close() {
+        let wasClosed = isClosed.withLock { closed -> Bool in
+            defer { closed = true }
+            return closed
+        }
+        if !wasClosed { try? queue.close() }
+    }
+
+    /// Removes the store file and SQLite's siblings.
+    public static func destroy(at url: URL) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? FileManager.default.removeItem(atPath: url.path + suffix)
+        }
+    }
+}
