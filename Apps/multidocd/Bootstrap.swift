@@ -1,0 +1,69 @@
+import Engine
+import Foundation
+import Logging
+import Model
+import ServiceLifecycle
+import Settings
+import Storage
+import UnixSignals
+
+/// The built daemon: its services in one group, and the root's lock.
+struct Daemon: Sendable {
+    let group: ServiceGroup
+    let lock: DaemonLock
+
+    /// Runs until SIGTERM/SIGINT or, with `--exit-when-pings-done`, until the pings are sent.
+    func run() async throws {
+        defer { lock.release() }
+        try await group.run()
+    }
+}
+
+/// The one bootstrap: root and lock, then DeviceSetup → the real stores → the library → the
+/// services. Nothing below reaches for a global.
+func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
+    let logger = Logger(label: "multidocd")
+    let rootURL = options.rootPath.map { URL(fileURLWithPath: $0) } ?? DeviceSetup.defaultRoot(environment: options.environment)
+    let root = DeviceRoot(url: rootURL)
+    try root.prepare(create: true)
+    // The lock comes before anything writes to the root, so a second daemon changes nothing.
+    let lock = try DaemonLock.acquire(for: root)
+
+    let setup = try DeviceSetup(
+        rootPath: root.url.path, containerPath: options.containerPath, flags: options.settingFlags,
+        environment: options.environment, createRoot: true)
+    guard let container = setup.container else {
+        throw DaemonError.usage("no container: pass --container DIR or set MULTIDOC_CONTAINER")
+    }
+    let stores = StoreProvider.standard()
+    let library = setup.makeLibrary(stores: stores, logger: Logger(label: "multidoc.engine")) { message in
+        // Nobody is there to ask: keep every document and stop syncing with the new container.
+        Logger(label: "multidocd").warning("container changed; staying local", metadata: ["detail": "\(message)"])
+        return .stayLocal
+    }
+    let events = await library.events()
+    logger.notice("starting", metadata: [
+        "pid": "\(ProcessInfo.processInfo.processIdentifier)", "root": "\(root.url.path)", "container": "\(container.path)",
+        "device": "\(setup.identity.name)", "deviceID": "\(setup.identity.id)",
+        "settings": "\(setup.settings.all.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " "))",
+    ])
+
+    let sync = SyncService(
+        library: library, root: root, container: container, options: options,
+        statusFile: StatusFile(url: root.daemonStatusURL), device: setup.identity.name, logger: logger)
+    let reload = ReloadService(
+        library: library, settingsFile: setup.settingsFile, flags: options.settingFlags,
+        environment: options.environment, signals: await UnixSignalsSequence(trapping: .sighup), logger: logger)
+    let eventLog = EventLogService(events: events, logger: logger)
+    // Graceful shutdown runs in reverse order: sync stops first, the event log last.
+    var configuration = ServiceGroupConfiguration(
+        services: [
+            .init(service: eventLog, serviceName: "events"),
+            .init(service: reload, serviceName: "reload"),
+            .init(service: sync, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "sync"),
+        ],
+        gracefulShutdownSignals: [.sigterm, .sigint],
+        logger: logger)
+    configuration.maximumGracefulShutdownDuration = .seconds(30)
+    return Daemon(group: ServiceGroup(configuration: configuration), lock: lock)
+}

@@ -1,0 +1,76 @@
+import Engine
+import Foundation
+import Logging
+import Settings
+
+/// The command line, checked and typed: everything the bootstrap needs.
+struct DaemonOptions: Sendable {
+    var rootPath: String?
+    var containerPath: String
+    /// Settings given as flags; kept to re-resolve the settings on SIGHUP.
+    var settingFlags: [SettingKey: SettingValue]
+    var environment: [String: String]
+    var logLevel: Logger.Level
+    var inspect: String?
+    var pingRounds: Int?
+    var startPing: Bool
+    var rescanInterval: Duration
+    var exitWhenPingsDone: Bool
+    /// How often outboxes are shipped with FastSave off (the autosave interval).
+    var autosaveInterval: Duration = .seconds(2)
+
+    /// Checks the command line.
+    /// - Throws: ``DaemonError`` (bad usage) or ``SettingsError`` (bad setting value).
+    init(parsing command: Multidocd, environment: [String: String]) throws {
+        self.environment = environment
+        rootPath = command.root
+        guard let container = command.container ?? environment["MULTIDOC_CONTAINER"], !container.isEmpty else {
+            throw DaemonError.usage("no container: pass --container DIR or set MULTIDOC_CONTAINER")
+        }
+        containerPath = container
+
+        var flags: [SettingKey: SettingValue] = [:]
+        let given: [(SettingKey, String?)] = [
+            (.store, command.store), (.deviceName, command.deviceName), (.fastSave, command.fastSave),
+            (.enablePing, command.enablePing), (.copyContainerOnSegue, command.copyContainerOnSegue),
+            (.attemptErrorRecovery, command.attemptErrorRecovery), (.useCloud, command.useCloud),
+        ]
+        for (key, value) in given {
+            if let value { flags[key] = try key.parse(value) }
+        }
+        settingFlags = flags
+
+        if let raw = command.logLevel {
+            let levels = ["trace", "debug", "info", "notice", "warning", "error"]
+            guard levels.contains(raw.lowercased()), let level = Logger.Level(rawValue: raw.lowercased()) else {
+                throw DaemonError.usage("bad value '\(raw)' for --log-level; expected \(levels.joined(separator: ", "))")
+            }
+            logLevel = level
+        } else {
+            logLevel = .info
+        }
+
+        if let raw = command.pingRounds {
+            guard let rounds = Int(raw), rounds >= 1 else {
+                throw DaemonError.usage("bad value '\(raw)' for --ping-rounds; expected a whole number of at least 1")
+            }
+            pingRounds = rounds
+        }
+        if let raw = command.rescanInterval {
+            guard let seconds = Double(raw), seconds.isFinite, seconds >= 0.05, seconds <= 86_400 else {
+                throw DaemonError.usage("bad value '\(raw)' for --rescan-interval; expected seconds between 0.05 and 86400")
+            }
+            rescanInterval = .milliseconds(Int64((seconds * 1000).rounded()))
+        } else {
+            rescanInterval = .seconds(5)
+        }
+
+        inspect = command.inspect
+        startPing = command.startPing
+        exitWhenPingsDone = command.exitWhenPingsDone
+        if inspect == nil, startPing { throw DaemonError.usage("--start-ping needs --inspect DOC") }
+        if exitWhenPingsDone, inspect == nil || pingRounds == nil {
+            throw DaemonError.usage("--exit-when-pings-done needs --inspect DOC and --ping-rounds N")
+        }
+    }
+}

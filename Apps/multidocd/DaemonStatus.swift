@@ -1,0 +1,40 @@
+import Engine
+import FileIO
+import Foundation
+
+/// `<root>/multidocd.status.json`: what the daemon is doing, rewritten atomically after every
+/// pass for `multidoc status`. Field meanings are documented in Docs/DAEMON.md.
+struct DaemonStatus: Codable, Sendable, Equatable {
+    var pid: Int32
+    var startedAt: Date
+    var running: Bool
+    var root: String
+    var container: String
+    var device: String
+    var containerAvailable: Bool
+    var documents: Int
+    var passes: Int
+    var lastSyncAt: Date?
+    var lastImportAt: Date?
+    var lastError: String?
+    var lastErrorAt: Date?
+    var inspecting: String?
+    var pingsSent: Int
+    var pingsAnswered: Int
+}
+
+/// Writes the status file; a failed write is logged by the caller, never fatal.
+struct StatusFile: Sendable {
+    let url: URL
+
+    func write(_ status: DaemonStatus) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        try AtomicFile.write(try encoder.encode(status) + Data("\n".utf8), to: url, mode: 0o644)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}

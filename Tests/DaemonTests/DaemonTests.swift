@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+import Model
+import Settings
+import Storage
+import Testing
+import TestSupport
+
+/// `multidocd` run as separate processes on temporary device roots and one container.
+@Suite(.serialized) struct DaemonTests {
+    let folder: TemporaryDirectory
+    var container: URL { folder.appending("container") }
+
+    init() throws {
+        folder = try TemporaryDirectory("daemon")
+        try FileManager.default.createDirectory(at: container, withIntermediateDirectories: true)
+    }
+
+    func root(_ name: String) -> URL { folder.appending(name) }
+
+    func start(_ name: String, _ extra: [String] = [], log: String? = nil) throws -> DaemonProcess {
+        try DaemonProcess(
+            ["--root", root(name).path, "--container", container.path, "--device-name", name, "--log-level", "debug"] + extra,
+            log: folder.appending(log ?? "\(name).log"))
+    }
+
+    /// Waits until the daemon's status file says it runs and has finished a pass.
+    func waitUntilRunning(_ daemon: DaemonProcess, root name: String) async throws {
+        let url = DeviceRoot(url: root(name)).daemonStatusURL
+        let running = await eventually(timeout: .seconds(20)) {
+            guard let status = readStatus(url) else { return false }
+            return status["running"] as? Bool == true && status["lastSyncAt"] != nil
+                && (status["pid"] as? Int).map(Int32.init) == daemon.pid
+        }
+        guard running else {
+            throw DaemonTestError("multidocd on \(name) did not report running within 20 s; log:\n\(daemon.log)")
+        }
+    }
+
+    @Test func oneDaemonPerRootAndSIGTERMStopsItCleanly() async throws {
+        defer { folder.remove() }
+        let first = try start("A")
+        try await waitUntilRunning(first, root: "A")
+        let status = try #require(readStatus(DeviceRoot(url: root("A")).daemonStatusURL))
+        for key in ["pid", "startedAt", "running", "containerAvailable", "documents", "lastSyncAt", "pingsSent"] {
+            #expect(status[key] != nil, "status lacks \(key)")
+        }
+        #expect(status["containerAvailable"] as? Bool == true)
+
+        let second = try start("A", log: "A-second.log")
+        let code = await second.waitForExit(timeout: .seconds(20))
+        #expect(code == 2, "\(second.log)")
+        #expect(second.log.contains("multidocd is already running for"), "\(second.log)")
+        #expect(second.log.contains("(pid \(first.pid))"), "\(second.log)")
+        #expect(second.log.split(separator: "\n").count == 1, "\(second.log)")
+        #expect(first.process.isRunning)
+
+        first.send(SIGTERM)
+        let stopped = await first.waitForExit(timeout: .seconds(20))
+        #expect(stopped == 0, "\(first.log)")
+        let after = readStatus(DeviceRoot(url: root("A")).daemonStatusURL)
+        #expect(after == nil || after?["running"] as? Bool == false)
+        #expect(first.log.contains("stopped"), "\(first.log)")
+
+        // The lock went with it: a new daemon starts.
+        let third = try start("A", log: "A-third.log")
+        try await waitUntilRunning(third, root: "A")
+        third.send(SIGINT)
+        #expect(await third.waitForExit(timeout: .seconds(20)) == 0, "\(third.log)")
+    }
+
+    @Test func sighupReloadsTheSettingsFile() async throws {
+        defer { folder.remove() }
+        let daemon = try start("A")
+        try await waitUntilRunning(daemon, root: "A")
+        try Data(#"{"FastSave": false}"#.utf8).write(to: root("A").appendingPathComponent("settings.json"))
+        daemon.send(SIGHUP)
+        let reloaded = await eventually(timeout: .seconds(10)) { daemon.log.contains("settings reloaded") }
+        #expect(reloaded, "\(daemon.log)")
+        #expect(daemon.log.contains("FastSave=off(file)"), "\(daemon.log)")
+        #expect(daemon.process.isRunning)
+        daemon.send(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: .seconds(20)) == 0, "\(daemon.log)")
+    }
+
+    @Test(arguments: [
+        (["--fast-save", "maybe"], Int32(13), "bad value 'maybe' for FastSave"),
+        (["--ping-rounds", "0"], Int32(64), "--ping-rounds"),
+        (["--rescan-interval", "soon"], Int32(64), "--rescan-interval"),
+        (["--log-level", "loud"], Int32(64), "--log-level"),
+        (["--start-ping"], Int32(64), "--start-ping needs --inspect"),
+        (["--exit-when-pings-done", "--inspect", "x"], Int32(64), "needs --inspect DOC and --ping-rounds"),
+    ])
+    func badFlagsGetOneClearLineAndAnExitCode(arguments: [String], code: Int32, message: String) async throws {
+        defer { folder.remove() }
+        let daemon = try start("A", arguments)
+        let status = await daemon.waitForExit(timeout: .seconds(20))
+        #expect(status == code, "\(daemon.log)")
+        #expect(daemon.log.contains(message), "\(daemon.log)")
+        #expect(daemon.log.split(separator: "\n").count == 1, "\(daemon.log)")
+    }
+
+    @Test func anUnknownInspectedDocumentStopsTheDaemonWithCode3() async throws {
+        defer { folder.remove() }
+        let daemon = try start("A", ["--inspect", "Nowhere"])
+        #expect(await daemon.waitForExit(timeout: .seconds(20)) == 3, "\(daemon.log)")
+        #expect(daemon.log.contains("no document matches 'Nowhere'"), "\(daemon.log)")
+    }
+
+    // MARK: Ping
+
+    func library(_ name: String, stores: StoreProvider, flags: [SettingKey: SettingValue] = [:]) throws -> DocumentLibrary {
+        let setup = try DeviceSetup(
+            rootPath: root(name).path, containerPath: container.path, flags: flags.merging([.deviceName: .text(name)]) { $1 },
+            environment: [:], createRoot: true)
+        return DocumentLibrary(.init(
+            root: setup.root, container: setup.container, settings: setup.settings, identity: setup.identity, stores: stores))
+    }
+
+    @Test func aDaemonShipsAnotherProcesssSavesAndItsPeerImportsThem() async throws {
+        defer { folder.remove() }
+        let a = try start("A")
+        let b = try start("B")
+        try await waitUntilRunning(a, root: "A")
+        try await waitUntilRunning(b, root: "B")
+        // Another process of device A saves with FastSave off: its logs wait in the outbox
+        // until daemon A, woken by inotify on A's Documents, ships them.
+        let stores = StoreProvider.standard()
+        let editor = try library("A", stores: stores, flags: [.fastSave: .bool(false)])
+        let created = try await editor.create(name: try DocumentName("Notes"))
+        try await editor.setText(created.id, "written by another process of A")
+        await editor.closeAll()
+
+        let statusB = DeviceRoot(url: root("B")).daemonStatusURL
+        let imported = await eventually(timeout: .seconds(15)) {
+            guard let status = readStatus(statusB) else { return false }
+            return status["documents"] as? Int == 1 && status["lastImportAt"] != nil
+        }
+        #expect(imported, "B:\n\(b.log)\nA:\n\(a.log)")
+        let reader = try library("B", stores: stores)
+        let text = try await reader.detail(created.id).text
+        await reader.closeAll()
+        #expect(text == "written by another process of A")
+        #expect(b.log.contains("document added"), "\(b.log)")
+        #expect(b.log.contains("imported"), "\(b.log)")
+
+        for daemon in [a, b] { daemon.send(SIGTERM) }
+        #expect(await a.waitForExit(timeout: .seconds(20)) == 0, "\(a.log)")
+        #expect(await b.waitForExit(timeout: .seconds(20)) == 0, "\(b.log)")
+    }
+
+    @Test(arguments: ["sqlite", "json"])
+    func twoDaemonsPassTenPingsAroundAndRecordLatencies(store: String) async throws {
+        defer { folder.remove() }
+        let stores = StoreProvider.standard()
+        // A creates the document and B discovers it, in process, before the daemons start.
+        let libraryA = try library("A", stores: stores, flags: [.store: .text(store)])
+        let created = try await libraryA.create(name: try DocumentName("Ping"))
+        await libraryA.sync()
+        await libraryA.closeAll()
+        let libraryB = try library("B", stores: stores, flags: [.store: .text(store)])
+        await libraryB.sync()
+        #expect(await libraryB.list().map(\.name) == ["Ping"])
+        await libraryB.closeAll()
+
+        let ping = ["--store", store, "--enable-ping", "on", "--inspect", "Ping", "--ping-rounds", "10", "--exit-when-pings-done", "--rescan-interval", "1"]
+        let started = ContinuousClock.now
+        let b = try start("B", ping)
+        let a = try start("A", ping + ["--start-ping"])
+        let codeA = await a.waitForExit(timeout: .seconds(60))
+        let codeB = await b.waitForExit(timeout: .seconds(60) - (ContinuousClock.now - started))
+        #expect(codeA == 0, "A:\n\(a.log)")
+        #expect(codeB == 0, "B:\n\(b.log)")
+
+        let samplesA = LatencyLog(url: DeviceRoot(url: root("A")).latenciesURL).read()
+        let samplesB = LatencyLog(url: DeviceRoot(url: root("B")).latenciesURL).read()
+        // A started, so it imported B's nine answers it replied to (the tenth may land after A stopped).
+        #expect(samplesA.count >= 9, "A recorded \(samplesA.count) samples")
+        #expect(samplesB.count >= 10, "B recorded \(samplesB.count) samples")
+        #expect(samplesA.allSatisfy { $0.fromName == "B" && $0.document == created.id })
+        #expect(samplesB.allSatisfy { $0.fromName == "A" && $0.document == created.id })
+        #expect(samplesA.contains { $0.roundTripMs != nil }, "A measured no round trip")
+        let elapsed = ContinuousClock.now - started
+        for (name, samples) in [("A", samplesA), ("B", samplesB)] {
+            let oneWay = LatencyStatistics(milliseconds: samples.map(\.oneWayMs))
+            let roundTrip = LatencyStatistics(milliseconds: samples.compactMap(\.roundTripMs))
+            print("ping ring \(store) \(name): \(samples.count) samples, one-way p50 \(oneWay?.p50Ms ?? 0) ms max \(oneWay?.maxMs ?? 0) ms, round trip p50 \(roundTrip?.p50Ms ?? 0) ms (\(roundTrip?.count ?? 0)); both daemons done in \(elapsed)")
+        }
+
+        // Every ping is in the document: ten from each side.
+        let check = try library("A", stores: stores)
+        await check.sync()
+        let text = try await check.detail(created.id).text
+        #expect(await check.list().first?.store.rawValue == store)
+        await check.closeAll()
+        #expect(text.components(separatedBy: " A pings").count - 1 == 10, "\(text)")
+        #expect(text.components(separatedBy: " B pings").count - 1 == 10, "\(text)")
+    }
+}
