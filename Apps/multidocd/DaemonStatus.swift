@@ -23,6 +23,20 @@ struct DaemonStatus: Codable, Sendable, Equatable {
     var pingsAnswered: Int
 }
 
+extension DaemonStatus {
+    /// Takes in what a pass did. `lastError` keeps the latest problem until another replaces it.
+    mutating func record(_ report: SyncReport, at now: Date) {
+        passes += 1
+        lastSyncAt = now
+        containerAvailable = report.cloudAvailable
+        if report.importedLogs > 0 { lastImportAt = now }
+        if let problem = report.problems.last {
+            lastError = problem
+            lastErrorAt = now
+        }
+    }
+}
+
 /// Writes the status file; a failed write is logged by the caller, never fatal.
 struct StatusFile: Sendable {
     let url: URL

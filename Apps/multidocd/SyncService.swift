@@ -19,6 +19,7 @@ struct SyncService: Service {
     let statusFile: StatusFile
     let device: String
     let logger: Logger
+    var now: @Sendable () -> Date = Date.init
 
     func run() async throws {
         let loop = SyncLoop()
@@ -71,7 +72,7 @@ struct SyncService: Service {
         }
 
         var status = DaemonStatus(
-            pid: ProcessInfo.processInfo.processIdentifier, startedAt: Date(), running: true, root: root.url.path,
+            pid: ProcessInfo.processInfo.processIdentifier, startedAt: now(), running: true, root: root.url.path,
             container: container.path, device: device, containerAvailable: true, documents: root.records().count,
             passes: 0, lastSyncAt: nil, lastImportAt: nil, lastError: nil, lastErrorAt: nil, inspecting: nil,
             pingsSent: 0, pingsAnswered: 0)
@@ -85,24 +86,18 @@ struct SyncService: Service {
             failure = error
             loop.finish()
         }
-        var lastProblems: [String] = []
+        // Problems are logged when they appear, not on every pass; a full pass forgets the
+        // ones that went away, so they are logged again if they come back.
+        var knownProblems: Set<String> = []
         _ = await withGracefulShutdownHandler {
             await loop.run { batch in
                 let started = ContinuousClock.now
                 let report = await library.sync(documents: batch.target)
-                let now = Date()
-                status.passes += 1
-                status.lastSyncAt = now
-                status.containerAvailable = report.cloudAvailable
-                if report.importedLogs > 0 { status.lastImportAt = now }
-                if let problem = report.problems.last {
-                    status.lastError = problem
-                    status.lastErrorAt = now
+                status.record(report, at: now())
+                for problem in report.problems where !knownProblems.contains(problem) {
+                    logger.warning("sync problem", metadata: ["detail": "\(problem)"])
                 }
-                if report.problems != lastProblems {
-                    for problem in report.problems { logger.warning("sync problem", metadata: ["detail": "\(problem)"]) }
-                    lastProblems = report.problems
-                }
+                knownProblems = batch.target == nil ? Set(report.problems) : knownProblems.union(report.problems)
                 logger.debug("sync pass", metadata: [
                     "scope": "\(batch.target.map { "\($0.count) document(s)" } ?? "full")",
                     "imported": "\(report.importedLogs)", "exported": "\(report.exportedLogs)",
@@ -111,8 +106,7 @@ struct SyncService: Service {
                 if status.passes == 1 { await afterFirstPass(inspected: &inspected, failure: &failure, loop: loop) }
                 if report.cloudAvailable { containerWatch.ensure() }
                 let counts = await library.pingCounts
-                status.pingsSent = counts.sent
-                status.pingsAnswered = counts.answered
+                (status.pingsSent, status.pingsAnswered) = (counts.sent, counts.answered)
                 status.documents = root.records().count
                 if inspected, status.inspecting == nil, let query = options.inspect {
                     status.inspecting = (try? await library.resolve(query)).map { "\($0.name) (\($0.id))" } ?? query
