@@ -57,6 +57,10 @@ let package = Package(
             path: "Apps/multidoc-tui"
         ),
 
+        // MARK: - Tools
+
+        .executableTarget(name: "multidoc-store-stress", dependencies: ["Storage", "Model"], path: "Tools/StoreStress"),
+
         // MARK: - Tests
 
         .target(name: "TestSupport", dependencies: ["Model", "Storage"], path: "Tests/TestSupport"),

@@ -71,6 +71,7 @@ public enum ProductRunner {
 
     public struct RunnerError: Error, CustomStringConvertible {
         public let message: String
+        public init(message: String) { self.message = message }
         public var description: String { message }
     }
 }

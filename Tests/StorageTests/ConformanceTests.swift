@@ -1,0 +1,318 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import GRDB
+import Model
+import Storage
+import Testing
+import TestSupport
+
+/// Every backend, as the conformance suite runs them.
+enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
+    case sqliteRollback = "sqlite-rollback"
+    case sqliteWAL = "sqlite-wal"
+    case json
+
+    var description: String { rawValue }
+    var kind: StoreKind { self == .json ? .json : .sqlite }
+    var journal: JournalMode { self == .sqliteWAL ? .wal : .rollback }
+    var provider: StoreProvider { .standard(options: StoreOptions(journalMode: journal, busyTimeout: .seconds(10))) }
+
+    func open(_ folder: TemporaryDirectory, create: Bool = true) throws -> any DocumentStore {
+        try provider.open(kind, at: folder.appending(kind.fileName), create: create)
+    }
+}
+
+private let deviceA = DeviceID(UUID(uuidString: "aaaaaaaa-0000-4000-8000-000000000001") ?? UUID())
+private let deviceB = DeviceID(UUID(uuidString: "bbbbbbbb-0000-4000-8000-000000000002") ?? UUID())
+
+/// Contents that use every field.
+private func richContents() -> StoreContents {
+    var contents = StoreContents()
+    contents.graph.objects[ObjectID("t1")] = ObjectRecord(entity: Entity.textEntry, attributes: [
+        "text": .string("héllo 日本 🎉\nline two"), "modified": .date(Date(timeIntervalSince1970: 1_700_000_000.5)),
+        "n": .int(-42), "x": .double(0.25), "b": .bool(true), "nothing": .null,
+    ])
+    contents.graph.objects[ObjectID.seed("model-version")] = ObjectRecord(entity: Entity.modelVersion, attributes: ["version": .int(2)])
+    contents.sync.stamps[ObjectID("t1")] = ["text": Stamp(wall: 1_700_000_000_500, counter: 3, device: deviceA)]
+    contents.sync.tombstones[ObjectID("gone")] = Stamp(wall: 5, counter: 0, device: deviceB)
+    contents.sync.applied = [deviceA: 12, deviceB: 3]
+    contents.sync.clock = HybridLogicalClock(wall: 1_700_000_000_500, counter: 3)
+    contents.sync.outbox = [13: Data("log 13".utf8), 14: Data([0, 1, 2, 255])]
+    contents.sync.values = ["name": "TestDoc1"]
+    return contents
+}
+
+@Suite struct ConformanceTests {
+    @Test(arguments: Backend.allCases)
+    func roundTripsEveryField(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        let contents = richContents()
+        try store.write { $0 = contents }
+        #expect(try store.read() == contents)
+        store.close()
+        let reopened = try backend.open(folder, create: false)
+        #expect(try reopened.read() == contents)
+        // Removing things is persisted too.
+        try reopened.write { contents in
+            contents.graph.objects[ObjectID("t1")]?.attributes["nothing"] = nil
+            contents.graph.objects[ObjectID.seed("model-version")] = nil
+            contents.sync.outbox[13] = nil
+            contents.sync.tombstones = [:]
+        }
+        let expected = try reopened.read()
+        reopened.close()
+        #expect(try backend.open(folder, create: false).read() == expected)
+        #expect(expected.graph.objects.count == 1 && expected.sync.outbox.count == 1)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aFailingTransactionLeavesNothing(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        try store.write { $0 = richContents() }
+        struct HalfWay: Error {}
+        #expect(throws: HalfWay.self) {
+            try store.write { contents in
+                contents.graph.objects[ObjectID("new")] = ObjectRecord(entity: "X")
+                contents.sync.applied[deviceA] = 99
+                throw HalfWay()
+            }
+        }
+        #expect(try store.read() == richContents())
+        store.close()
+        #expect(try backend.open(folder, create: false).read() == richContents())
+    }
+
+    @Test(arguments: Backend.allCases)
+    func closedStoresRefuseWork(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        store.close()
+        store.close()
+        let error = #expect(throws: StoreError.self) { try store.read() }
+        #expect(error?.kind == .closed)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func missingStoreIsNotFound(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let error = #expect(throws: StoreError.self) { try backend.open(folder, create: false) }
+        #expect(error?.kind == .notFound)
+        #expect(error?.description.contains(folder.url.path) == true)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func twoConnectionsNeverLoseAnUpdate(backend: Backend) async throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let first = try backend.open(folder)
+        let second = try backend.open(folder, create: false)
+        let rounds = 100
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for store in [first, second] {
+                group.addTask {
+                    for _ in 0..<rounds {
+                        try store.write { $0.sync.applied[deviceA] = ($0.sync.applied[deviceA] ?? 0) + 1 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try first.read().sync.applied[deviceA] == UInt64(2 * rounds))
+        #expect(try second.read().sync.applied[deviceA] == UInt64(2 * rounds))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func twoProcessesOnOneStoreNeverLoseAnUpdate(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let path = folder.appending(backend.kind.fileName)
+        let store = try backend.open(folder)
+        let child = try StressProcess(backend: backend, path: path)
+        defer { child.kill() }
+        try child.waitUntilReady()
+        for _ in 0..<50 {
+            try store.write { $0.sync.applied[deviceB] = ($0.sync.applied[deviceB] ?? 0) + 1 }
+        }
+        child.kill()
+        let contents = try store.read()
+        #expect(contents.sync.applied[deviceB] == 50)
+        let counter = contents.graph.objects[ObjectID("counter")]?.attributes["value"]?.intValue
+        #expect(counter.map(UInt64.init) == contents.sync.applied[StressProcess.device])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aProcessKilledMidCommitLeavesTheLastCommittedState(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let path = folder.appending(backend.kind.fileName)
+        var generator = SystemRandomNumberGenerator()
+        var last: UInt64 = 0
+        for _ in 0..<25 {
+            let child = try StressProcess(backend: backend, path: path)
+            try child.waitUntilReady()
+            usleep(UInt32.random(in: 0...20_000, using: &generator))
+            child.kill()
+            let store = try backend.open(folder, create: false)
+            let contents = try store.read()
+            store.close()
+            let applied = contents.sync.applied[StressProcess.device] ?? 0
+            let counter = contents.graph.objects[ObjectID("counter")]?.attributes["value"]?.intValue ?? -1
+            #expect(UInt64(counter) == applied, "both halves of a commit must agree")
+            #expect(applied > last, "commits survive and never go backwards")
+            last = applied
+        }
+    }
+}
+
+@Suite struct DamagedStoreTests {
+    @Test(arguments: Backend.allCases)
+    func randomBytesAreNotAStore(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        try Data(bytes).write(to: folder.appending(backend.kind.fileName))
+        let error = #expect(throws: StoreError.self) { try backend.open(folder, create: false) }
+        #expect(error?.kind == .corrupt)
+        #expect(error?.description.contains(backend.kind.fileName) == true)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aTruncatedStoreIsReported(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        try store.write { $0 = richContents() }
+        for index in 0..<200 { try store.write { $0.graph.objects[ObjectID("o\(index)")] = ObjectRecord(entity: "Row", attributes: ["n": .int(Int64(index))]) } }
+        store.close()
+        let url = folder.appending(backend.kind.fileName)
+        let data = try Data(contentsOf: url)
+        try data.prefix(data.count / 2).write(to: url)
+        let error = #expect(throws: StoreError.self) { _ = try backend.open(folder, create: false).read() }
+        #expect(error?.kind == .truncated || error?.kind == .corrupt)
+    }
+
+    @Test func sqliteShorterThanItsHeaderIsTruncated() throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try Backend.sqliteRollback.open(folder)
+        try store.write { $0 = richContents() }
+        store.close()
+        let url = folder.appending("store.sqlite")
+        try Data(try Data(contentsOf: url).prefix(60)).write(to: url)
+        let error = #expect(throws: StoreError.self) { try Backend.sqliteRollback.open(folder, create: false) }
+        #expect(error?.kind == .truncated)
+    }
+
+    @Test(arguments: [
+        ("{ garbage", StoreError.Kind.corrupt, "not valid JSON"),
+        ("", StoreError.Kind.truncated, "empty"),
+        (#"{"format": "something else"}"#, StoreError.Kind.corrupt, "not a multidoc store"),
+        (#"{"format": "multidoc-json-store", "schemaVersion": 2, "objects": 7}"#, StoreError.Kind.corrupt, "wrong shape"),
+        (#"{"format": "multidoc-json-store", "schemaVersion": 9}"#, StoreError.Kind.newerSchema(found: 9, supported: 2), "schema version 9"),
+    ])
+    func damagedJSONIsReportedByKind(contents: String, kind: StoreError.Kind, message: String) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        try Data(contents.utf8).write(to: folder.appending("store.json"))
+        let error = #expect(throws: StoreError.self) { try Backend.json.open(folder, create: false) }
+        #expect(error?.kind == kind)
+        #expect(error?.description.contains(message) == true, "\(error?.description ?? "")")
+    }
+
+    @Test func aNewerSQLiteSchemaIsRefused() throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try Backend.sqliteRollback.open(folder)
+        store.close()
+        let queue = try DatabaseQueue(path: folder.appending("store.sqlite").path)
+        try queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations VALUES ('v3')") }
+        try queue.close()
+        let error = #expect(throws: StoreError.self) { try Backend.sqliteRollback.open(folder, create: false) }
+        if case .newerSchema = error?.kind {} else { Issue.record("expected newerSchema, got \(String(describing: error))") }
+    }
+
+    @Test(.enabled(if: getuid() != 0, "root reads every file whatever its mode, so the permission case cannot fail as root"), arguments: Backend.allCases)
+    func anUnreadableStoreIsReported(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        store.close()
+        let url = folder.appending(backend.kind.fileName)
+        chmod(url.path, 0)
+        defer { chmod(url.path, 0o600) }
+        let error = #expect(throws: StoreError.self) { try backend.open(folder, create: false) }
+        #expect(error?.kind == .unreadable)
+    }
+}
+
+@Suite struct MigrationAndConversionTests {
+    @Test func aVersion1StoreOpensUnderVersion2WithoutLoss() throws {
+        let fixture = try #require(Bundle.module.url(forResource: "v1", withExtension: "sqlite", subdirectory: "Fixtures"))
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let url = folder.appending("store.sqlite")
+        try FileManager.default.copyItem(at: fixture, to: url)
+        let store = try StoreProvider.standard().open(.sqlite, at: url)
+        let contents = try store.read()
+        #expect(contents.graph.textEntry?.text == "Written by version 1 — café 日本")
+        #expect(contents.graph.textEntry?.modified == Date(timeIntervalSince1970: 1_388_534_400))
+        #expect(contents.graph.objects(of: Entity.modelVersion).first?.record.attributes["version"] == .int(2))
+        #expect(contents.sync.applied.values.first == 7)
+        // Version 2's bookkeeping works on the migrated store.
+        try store.write { $0.sync.tombstones[ObjectID("x")] = Stamp(wall: 1, counter: 0, device: deviceA) }
+        #expect(try store.read().sync.tombstones.count == 1)
+    }
+
+    @Test(arguments: [(StoreKind.sqlite, StoreKind.json), (.json, .sqlite)])
+    func conversionKeepsEverything(from: StoreKind, to: StoreKind) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let provider = StoreProvider.standard()
+        let source = try provider.open(from, at: folder.appending(from.fileName), create: true)
+        try source.write { $0 = richContents() }
+        let target = try provider.convert(source, to: to, at: folder.appending(to.fileName))
+        #expect(try target.read() == richContents())
+        #expect(target.kind == to)
+    }
+}
+
+/// A child process committing to a store in a loop (Tools/StoreStress).
+final class StressProcess {
+    static let device = DeviceID(UUID(uuidString: "5ed5ed00-0000-4000-8000-000000000001") ?? UUID())
+    private let process = Process()
+    private let output = Pipe()
+
+    init(backend: Backend, path: URL) throws {
+        guard let executable = ProductRunner.path(of: "multidoc-store-stress") else {
+            throw ProductRunner.RunnerError(message: "multidoc-store-stress is not built next to the tests")
+        }
+        process.executableURL = executable
+        process.arguments = [backend.kind.rawValue, path.path, backend.journal.rawValue]
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits for the child's first commit (it prints "ready").
+    func waitUntilReady() throws {
+        let line = output.fileHandleForReading.readData(ofLength: 6)
+        guard String(decoding: line, as: UTF8.self).hasPrefix("ready") else {
+            throw ProductRunner.RunnerError(message: "multidoc-store-stress did not start")
+        }
+    }
+
+    func kill() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}

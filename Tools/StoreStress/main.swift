@@ -1,0 +1,38 @@
+// multidoc-store-stress: commits to one store forever, for the crash-safety tests.
+//
+//   multidoc-store-stress <sqlite|json> <path> <rollback|wal>
+//
+// Every commit increments a counter and writes it into two places (an attribute and the
+// applied table) in one transaction, and logs "ready" once the first commit is done. The
+// tests kill it with SIGKILL at random moments and check that both places always agree.
+import Foundation
+import Model
+import Storage
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let kind = StoreKind(rawValue: arguments[1]), let journal = JournalMode(rawValue: arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: multidoc-store-stress <sqlite|json> <path> <rollback|wal>\n".utf8))
+    exit(64)
+}
+let url = URL(fileURLWithPath: arguments[2])
+let device = DeviceID(UUID(uuidString: "5ed5ed00-0000-4000-8000-000000000001") ?? UUID())
+do {
+    let store = try StoreProvider.standard(options: StoreOptions(journalMode: journal)).open(kind, at: url, create: true)
+    var announced = false
+    while true {
+        try store.write { contents in
+            let next = (contents.sync.applied[device] ?? 0) + 1
+            contents.sync.applied[device] = next
+            contents.graph.objects[ObjectID("counter")] = ObjectRecord(entity: "Counter", attributes: ["value": .int(Int64(next))])
+            contents.graph.objects[ObjectID("row-\(next % 50)")] = ObjectRecord(entity: "Row", attributes: ["n": .int(Int64(next))])
+        }
+        if !announced {
+            print("ready")
+            fflush(nil)
+            announced = true
+        }
+    }
+} catch {
+    FileHandle.standardError.write(Data("multidoc-store-stress: \(error)\n".utf8))
+    exit(1)
+}
