@@ -139,8 +139,16 @@ public final class ContainerWatcher: Sendable {
         }
         let path = name.isEmpty ? directory : directory + "/" + name
         if event.mask & UInt32(IN_ISDIR) != 0, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-            // Watch the new folder, then report it whole: files may have landed before the watch.
+            // Watch the new folder, then report what is already in it: files may have landed
+            // before the watch existed.
             addWatches(under: path)
+            if let enumerator = FileManager.default.enumerator(atPath: path) {
+                while let relative = enumerator.nextObject() as? String {
+                    let name = (relative as NSString).lastPathComponent
+                    guard !name.hasPrefix(".") else { continue }
+                    continuation.yield(.changed(URL(fileURLWithPath: path + "/" + relative)))
+                }
+            }
         }
         if name.hasPrefix(".") { return }  // temporary names; their rename reports the real one
         continuation.yield(.changed(URL(fileURLWithPath: path)))

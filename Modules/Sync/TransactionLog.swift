@@ -105,18 +105,20 @@ public struct LogDecodingError: Error, Sendable, CustomStringConvertible {
 
 extension TransactionLog {
     /// Turns in-memory changes into logged ones, taking entities from the graph the changes
-    /// apply to.
+    /// apply to. An update of an object this device does not have (never inserted, or deleted)
+    /// is dropped: there is nothing to update, and a peer could not tell its entity.
     public static func logged(_ changes: [Change], in graph: ObjectGraph) -> [LoggedChange] {
         var entities: [ObjectID: String] = [:]
-        return changes.map { change in
+        return changes.compactMap { change in
             switch change {
             case .insert(let id, let entity, let attributes):
                 entities[id] = entity
                 return LoggedChange(op: .insert, id: id, entity: entity, attributes: attributes)
             case .update(let id, let attributes):
-                let entity = entities[id] ?? graph[id]?.entity ?? ""
+                guard let entity = entities[id] ?? graph[id]?.entity, !entity.isEmpty else { return nil }
                 return LoggedChange(op: .update, id: id, entity: entity, attributes: attributes)
             case .delete(let id):
+                entities[id] = nil
                 return LoggedChange(op: .delete, id: id)
             }
         }

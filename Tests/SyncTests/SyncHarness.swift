@@ -1,0 +1,87 @@
+import Foundation
+import Model
+import Storage
+import Sync
+import TestSupport
+
+/// Devices as the Sync module sees them: an identity, a store per document, a replicator.
+struct SyncDevice {
+    let identity: DeviceIdentity
+    let replicator: Replicator
+    let provider: StoreProvider
+    let folder: URL
+    let kind: StoreKind
+
+    init(_ n: Int, name: String, container: URL, provider: StoreProvider, kind: StoreKind, folder: URL, clock: TestClock, baselineThreshold: Int = 100) {
+        identity = DeviceIdentity(id: Fixed.device(n), name: name, model: "Test")
+        replicator = Replicator(container: Container(root: container), device: identity, baselineThreshold: baselineThreshold, now: { clock.now() })
+        self.provider = provider
+        self.folder = folder.appendingPathComponent(name)
+        self.kind = kind
+    }
+
+    func store(_ document: DocumentID) throws -> any DocumentStore {
+        try provider.open(kind, at: folder.appendingPathComponent("\(document).\(kind.fileName)"), create: true)
+    }
+
+    /// Creates a document the way the engine does: commit, flush, publish.
+    func create(_ document: DocumentID, name: String, text: String, now: Date) throws {
+        let store = try store(document)
+        defer { store.close() }
+        try replicator.commit([
+            .insert(ObjectID("text-\(document)"), entity: Entity.textEntry, attributes: ["text": .string(text)]),
+        ], document: document, to: store, ship: true)
+        try replicator.flush(document, in: store)
+        try replicator.publish(DocumentInfo(document: document, name: try DocumentName(name), createdBy: identity.id, createdByName: identity.name, createdAt: now, store: kind), store: store, baseline: false)
+    }
+
+    /// Saves a text change and ships it.
+    func edit(_ document: DocumentID, text: String) throws {
+        let store = try store(document)
+        defer { store.close() }
+        try replicator.commit([.update(ObjectID("text-\(document)"), attributes: ["text": .string(text)])], document: document, to: store, ship: true)
+        try replicator.flush(document, in: store)
+    }
+
+    @discardableResult
+    func importPending(_ document: DocumentID) throws -> ImportReport {
+        let store = try store(document)
+        defer { store.close() }
+        return try replicator.importPending(document, into: store)
+    }
+
+    func graph(_ document: DocumentID) throws -> ObjectGraph {
+        let store = try store(document)
+        defer { store.close() }
+        return try store.read().graph
+    }
+
+    func text(_ document: DocumentID) throws -> String? { try graph(document).textEntry?.text }
+}
+
+enum SyncBackend: String, CaseIterable, CustomStringConvertible, Sendable {
+    case memory, sqlite, json
+    var description: String { rawValue }
+    var kind: StoreKind { self == .json ? .json : .sqlite }
+}
+
+struct SyncHarness {
+    let folder: TemporaryDirectory
+    let container: URL
+    let clock = TestClock()
+    let volume = MemoryVolume()
+    let backend: SyncBackend
+
+    init(_ backend: SyncBackend = .memory) throws {
+        self.backend = backend
+        folder = try TemporaryDirectory("sync")
+        container = folder.appending("container")
+        try FileManager.default.createDirectory(at: container, withIntermediateDirectories: true)
+    }
+
+    func device(_ n: Int, _ name: String, container: URL? = nil, baselineThreshold: Int = 100) -> SyncDevice {
+        SyncDevice(n, name: name, container: container ?? self.container,
+                   provider: backend == .memory ? volume.provider : .standard(), kind: backend.kind,
+                   folder: folder.url, clock: clock, baselineThreshold: baselineThreshold)
+    }
+}
