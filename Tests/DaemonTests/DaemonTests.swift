@@ -72,6 +72,20 @@ import TestSupport
         #expect(await third.waitForExit(timeout: .seconds(20)) == 0, "\(third.log)")
     }
 
+    @Test func aKilledDaemonDoesNotBlockTheNextOne() async throws {
+        defer { folder.remove() }
+        let killed = try start("A")
+        try await waitUntilRunning(killed, root: "A")
+        killed.send(SIGKILL)
+        #expect(await killed.waitForExit(timeout: .seconds(10)) == 128 + SIGKILL)
+        // Its status file stays behind, saying running; the lock does not.
+        #expect(readStatus(DeviceRoot(url: root("A")).daemonStatusURL)?["running"] as? Bool == true)
+        let next = try start("A", log: "A-next.log")
+        try await waitUntilRunning(next, root: "A")
+        next.send(SIGTERM)
+        #expect(await next.waitForExit(timeout: .seconds(20)) == 0, "\(next.log)")
+    }
+
     @Test func sighupReloadsTheSettingsFile() async throws {
         defer { folder.remove() }
         let daemon = try start("A")
