@@ -60,6 +60,7 @@ let package = Package(
         // MARK: - Tools
 
         .executableTarget(name: "multidoc-store-stress", dependencies: ["Storage", "Model"], path: "Tools/StoreStress"),
+        .executableTarget(name: "multidoc-storage-bench", dependencies: ["Storage", "Model", grdb], path: "Tools/StorageBench"),
 
         // MARK: - Tests
 

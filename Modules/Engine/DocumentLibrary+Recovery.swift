@@ -12,11 +12,14 @@ extension DocumentLibrary {
         root.storeDirectory(record.id, name: record.name).appendingPathComponent("last-good-\(record.store.fileName)")
     }
 
-    /// Copies a store that just opened cleanly, so a later corruption can fall back to it.
-    func keepLastGoodCopy(of record: LocalDocumentRecord) {
-        let source = root.storeURL(record)
-        guard let data = try? AtomicFile.read(source) else { return }
-        try? AtomicFile.write(data, to: lastGoodURL(record))
+    /// Snapshots a store that just opened cleanly (through the store itself, so a WAL
+    /// database's recent commits are included), so a later corruption can fall back to it.
+    func keepLastGoodCopy(of document: OpenDocument) {
+        guard let contents = try? document.read() else { return }
+        let url = lastGoodURL(document.record)
+        guard let copy = try? configuration.stores.open(document.record.store, at: url, create: true) else { return }
+        defer { copy.close() }
+        try? copy.write { $0 = contents }
     }
 
     /// AttemptErrorRecovery (seed 000's RobustDocument): moves the damaged store aside (kept for
@@ -44,7 +47,9 @@ extension DocumentLibrary {
             document.invalidate()
             report = "rebuilt \(record.name) from the container (\(imported.imported.count) logs, \(imported.baselinesMerged) baselines); edits saved here but not yet shipped when the store broke are lost"
         } else if FileManager.default.fileExists(atPath: lastGoodURL(record).path) {
-            try FileManager.default.copyItem(at: lastGoodURL(record), to: store)
+            let lastGood = try configuration.stores.open(record.store, at: lastGoodURL(record), create: false)
+            defer { lastGood.close() }
+            try configuration.stores.convert(lastGood, to: record.store, at: store).close()
             let date = (try? FileManager.default.attributesOfItem(atPath: lastGoodURL(record).path)[.modificationDate] as? Date) ?? nil
             report = "restored \(record.name) from its last good copy\(date.map { " of \(ISO8601DateFormatter().string(from: $0))" } ?? ""); changes after that copy are lost"
         } else {

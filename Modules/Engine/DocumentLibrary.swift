@@ -213,7 +213,7 @@ public actor DocumentLibrary {
         do {
             let document = try await handler.open(record, create: false)
             problems[record.id] = nil
-            if record.location == .local { keepLastGoodCopy(of: record) }
+            if record.location == .local { keepLastGoodCopy(of: document) }
             return document
         } catch let error as StoreError {
             if settings.attemptErrorRecovery {

@@ -30,7 +30,8 @@ public struct StoreOptions: Sendable, Equatable {
     /// How long a writer waits for another process's transaction before ``StoreError/Kind/busy``.
     public var busyTimeout: Duration
 
-    public init(journalMode: JournalMode = .rollback, busyTimeout: Duration = .seconds(5)) {
+    /// WAL by default: see Docs/STORAGE.md for the figures and the reasons.
+    public init(journalMode: JournalMode = .wal, busyTimeout: Duration = .seconds(5)) {
         self.journalMode = journalMode
         self.busyTimeout = busyTimeout
     }

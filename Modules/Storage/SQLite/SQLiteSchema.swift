@@ -43,12 +43,17 @@ enum SQLiteSchema {
 
     // MARK: Values
 
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
+
+    /// A value as a one-element JSON array (`["text"]`, `[{"int":2}]`), so every kind of value
+    /// has one readable, unambiguous spelling in the `value` column.
     static func encode(_ value: AttributeValue) throws -> String {
-        String(decoding: try JSONEncoder().encode([value]), as: UTF8.self)
+        String(decoding: try encoder.encode([value]), as: UTF8.self)
     }
 
     static func decode(_ text: String) throws -> AttributeValue {
-        guard let value = try JSONDecoder().decode([AttributeValue].self, from: Data(text.utf8)).first else {
+        guard let value = try decoder.decode([AttributeValue].self, from: Data(text.utf8)).first else {
             throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "empty attribute value")
         }
         return value
@@ -69,7 +74,7 @@ enum SQLiteSchema {
 
     static func bumpGeneration(_ db: Database) throws -> Int64 {
         let next = try generation(db) + 1
-        try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", arguments: ["\(next)"])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)").execute(arguments: ["\(next)"])
         return next
     }
 
@@ -123,63 +128,62 @@ enum SQLiteSchema {
             for id in before.graph.objects.keys where after.graph.objects[id] == nil { touched.insert(id) }
             for id in touched {
                 guard let record = after.graph.objects[id] else {
-                    try db.execute(sql: "DELETE FROM attributes WHERE object_id = ?", arguments: [id.rawValue])
-                    try db.execute(sql: "DELETE FROM objects WHERE id = ?", arguments: [id.rawValue])
+                    try db.cachedStatement(sql: "DELETE FROM attributes WHERE object_id = ?").execute(arguments: [id.rawValue])
+                    try db.cachedStatement(sql: "DELETE FROM objects WHERE id = ?").execute(arguments: [id.rawValue])
                     continue
                 }
                 let old = before.graph.objects[id]
                 if old?.entity != record.entity {
-                    try db.execute(sql: "INSERT OR REPLACE INTO objects (id, entity) VALUES (?, ?)", arguments: [id.rawValue, record.entity])
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO objects (id, entity) VALUES (?, ?)").execute(arguments: [id.rawValue, record.entity])
                 }
                 let stamps = after.sync.stamps[id] ?? [:]
                 let oldStamps = before.sync.stamps[id] ?? [:]
                 for (name, value) in record.attributes where old?.attributes[name] != value || oldStamps[name] != stamps[name] {
                     let stamp = stamps[name]
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO attributes (object_id, name, value, stamp_wall, stamp_counter, stamp_device) VALUES (?, ?, ?, ?, ?, ?)",
-                        arguments: [id.rawValue, name, try encode(value), Int64(clamping: stamp?.wall ?? 0), Int64(stamp?.counter ?? 0), stamp?.device.description ?? zeroDevice])
+                    try db.cachedStatement(
+                        sql: "INSERT OR REPLACE INTO attributes (object_id, name, value, stamp_wall, stamp_counter, stamp_device) VALUES (?, ?, ?, ?, ?, ?)"
+                    ).execute(arguments: [id.rawValue, name, try encode(value), Int64(clamping: stamp?.wall ?? 0), Int64(stamp?.counter ?? 0), stamp?.device.description ?? zeroDevice])
                 }
                 for name in (old?.attributes.keys).map(Array.init) ?? [] where record.attributes[name] == nil {
-                    try db.execute(sql: "DELETE FROM attributes WHERE object_id = ? AND name = ?", arguments: [id.rawValue, name])
+                    try db.cachedStatement(sql: "DELETE FROM attributes WHERE object_id = ? AND name = ?").execute(arguments: [id.rawValue, name])
                 }
             }
         }
         if before.sync.tombstones != after.sync.tombstones {
             for (id, stamp) in after.sync.tombstones where before.sync.tombstones[id] != stamp {
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO tombstones (object_id, stamp_wall, stamp_counter, stamp_device) VALUES (?, ?, ?, ?)",
-                    arguments: [id.rawValue, Int64(clamping: stamp.wall), Int64(stamp.counter), stamp.device.description])
+                try db.cachedStatement(
+                    sql: "INSERT OR REPLACE INTO tombstones (object_id, stamp_wall, stamp_counter, stamp_device) VALUES (?, ?, ?, ?)"
+                ).execute(arguments: [id.rawValue, Int64(clamping: stamp.wall), Int64(stamp.counter), stamp.device.description])
             }
             for id in before.sync.tombstones.keys where after.sync.tombstones[id] == nil {
-                try db.execute(sql: "DELETE FROM tombstones WHERE object_id = ?", arguments: [id.rawValue])
+                try db.cachedStatement(sql: "DELETE FROM tombstones WHERE object_id = ?").execute(arguments: [id.rawValue])
             }
         }
         if before.sync.applied != after.sync.applied {
             for (device, sequence) in after.sync.applied where before.sync.applied[device] != sequence {
-                try db.execute(sql: "INSERT OR REPLACE INTO applied (device, sequence) VALUES (?, ?)", arguments: [device.description, Int64(clamping: sequence)])
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO applied (device, sequence) VALUES (?, ?)").execute(arguments: [device.description, Int64(clamping: sequence)])
             }
             for device in before.sync.applied.keys where after.sync.applied[device] == nil {
-                try db.execute(sql: "DELETE FROM applied WHERE device = ?", arguments: [device.description])
+                try db.cachedStatement(sql: "DELETE FROM applied WHERE device = ?").execute(arguments: [device.description])
             }
         }
         if before.sync.outbox != after.sync.outbox {
             for (sequence, payload) in after.sync.outbox where before.sync.outbox[sequence] != payload {
-                try db.execute(sql: "INSERT OR REPLACE INTO outbox (sequence, payload) VALUES (?, ?)", arguments: [Int64(clamping: sequence), payload])
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO outbox (sequence, payload) VALUES (?, ?)").execute(arguments: [Int64(clamping: sequence), payload])
             }
             for sequence in before.sync.outbox.keys where after.sync.outbox[sequence] == nil {
-                try db.execute(sql: "DELETE FROM outbox WHERE sequence = ?", arguments: [Int64(clamping: sequence)])
+                try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?").execute(arguments: [Int64(clamping: sequence)])
             }
         }
         if before.sync.clock != after.sync.clock {
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('clock.wall', ?), ('clock.counter', ?)",
-                           arguments: ["\(after.sync.clock.wall)", "\(after.sync.clock.counter)"])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('clock.wall', ?), ('clock.counter', ?)").execute(arguments: ["\(after.sync.clock.wall)", "\(after.sync.clock.counter)"])
         }
         if before.sync.values != after.sync.values {
             for (key, value) in after.sync.values where before.sync.values[key] != value {
-                try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", arguments: ["value.\(key)", value])
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(arguments: ["value.\(key)", value])
             }
             for key in before.sync.values.keys where after.sync.values[key] == nil {
-                try db.execute(sql: "DELETE FROM meta WHERE key = ?", arguments: ["value.\(key)"])
+                try db.cachedStatement(sql: "DELETE FROM meta WHERE key = ?").execute(arguments: ["value.\(key)"])
             }
         }
     }
