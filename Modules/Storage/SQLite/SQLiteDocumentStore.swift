@@ -25,9 +25,21 @@ public final class SQLiteDocumentStore: DocumentStore {
     public init(url: URL, options: StoreOptions, create: Bool) throws(StoreError) {
         self.url = url
         let path = url.path
+        if !FileManager.default.fileExists(atPath: path), !create { throw StoreError(.notFound, path: path) }
+        // Creating and migrating happen under an exclusive lock, so a process that opens the
+        // store while another creates it waits instead of migrating the same file twice.
+        let openLock: FileLock
+        do {
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent())
+            openLock = try FileLock(url: URL(fileURLWithPath: path + ".lock"))
+            try openLock.lock()
+        } catch {
+            throw StoreError(error.code == EACCES ? .unreadable : .writeFailed, path: path, detail: error.description)
+        }
+        defer { openLock.unlock() }
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists, !create { throw StoreError(.notFound, path: path) }
-        if exists { try Self.checkHeader(path) }
+        if exists { try Self.checkHeader(path, pageCount: false) }
         var configuration = Configuration()
         let seconds = Double(options.busyTimeout.components.seconds) + Double(options.busyTimeout.components.attoseconds) / 1e18
         configuration.busyMode = .timeout(seconds)
@@ -44,11 +56,6 @@ public final class SQLiteDocumentStore: DocumentStore {
             }
         }
         if !exists {
-            do {
-                try AtomicFile.makeDirectory(url.deletingLastPathComponent())
-            } catch {
-                throw StoreError(.writeFailed, path: path, detail: error.description)
-            }
             let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
             if fd >= 0 { _ = Glibc.close(fd) }
         }
@@ -64,13 +71,17 @@ public final class SQLiteDocumentStore: DocumentStore {
         } catch let error as StoreError {
             throw error
         } catch {
+            // Say "truncated" when the header proves it; otherwise report what SQLite said.
+            try Self.checkHeader(path, pageCount: true)
             throw Self.map(error, path: path)
         }
     }
 
-    /// Refuses files that cannot be a database before SQLite sees them (SQLite would report an
-    /// empty or short file as an empty database, or as "malformed").
-    static func checkHeader(_ path: String) throws(StoreError) {
+    /// Refuses files that cannot be a database (SQLite would report a short file as an empty
+    /// database, or as "malformed"). With `pageCount`, also compares the file's size with the
+    /// size its header records — only after SQLite failed, since a concurrent commit may
+    /// legitimately be extending the file.
+    static func checkHeader(_ path: String, pageCount checkPages: Bool) throws(StoreError) {
         let handle = FileHandle(forReadingAtPath: path)
         guard let handle else {
             throw StoreError(.unreadable, path: path, detail: "permission denied")
@@ -92,7 +103,7 @@ public final class SQLiteDocumentStore: DocumentStore {
         let pageCount = Int64(header[28]) << 24 | Int64(header[29]) << 16 | Int64(header[30]) << 8 | Int64(header[31])
         let changeCounter = header[24..<28]
         let validFor = header[92..<96]
-        if pageSize >= 512, pageCount > 0, Array(changeCounter) == Array(validFor), size < pageSize * pageCount {
+        if checkPages, pageSize >= 512, pageCount > 0, Array(changeCounter) == Array(validFor), size < pageSize * pageCount {
             throw StoreError(.truncated, path: path, detail: "\(size) bytes, the header says \(pageSize * pageCount)")
         }
     }
@@ -167,7 +178,7 @@ public final class SQLiteDocumentStore: DocumentStore {
 
     /// Removes the store file and SQLite's siblings.
     public static func destroy(at url: URL) {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
+        for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
             try? FileManager.default.removeItem(atPath: url.path + suffix)
         }
     }
