@@ -6,9 +6,11 @@ import Sync
 /// Turns change hints (inotify events, rescan ticks) into sync passes, one at a time.
 ///
 /// Hints that arrive while a pass runs are gathered into one ``ChangeBatch`` and run as one
-/// more pass when it ends, never one pass per hint: a burst of a hundred new logs costs at most
-/// two passes. Container events name documents, so their pass is targeted; anything else asks
-/// for a full pass. The loop starts with one full pass pending.
+/// more pass when it ends, never one pass per hint, so the number of passes follows how long
+/// passes take, not how many files land. There is no debounce: a hint that finds the loop idle
+/// starts a pass at once, which keeps latency low. Container events name documents, so their
+/// pass is targeted; anything else asks for a full pass. The loop starts with one full pass
+/// pending.
 ///
 /// Thread-safe: hints may come from any task or thread while ``run(_:)`` runs.
 public final class SyncLoop: Sendable {
