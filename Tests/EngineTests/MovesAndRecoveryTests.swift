@@ -23,11 +23,12 @@ import TestSupport
         #expect(try await b.detail(created.id).text.hasSuffix(" 0 1 2 3 4"))
     }
 
-    @Test func moveToLocalRemovingTheCloudCopyMakesPeersDropIt() async throws {
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func moveToLocalRemovingTheCloudCopyMakesPeersDropIt(backend: EngineHarness.Backend) async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }
-        let a = try harness.device("A")
-        let b = try harness.device("B")
+        let a = try harness.device("A", backend: backend)
+        let b = try harness.device("B", backend: backend)
         let created = try await a.create()
         await b.sync()
         try await a.moveToLocal(created.id, choice: .removeCloud)
@@ -39,11 +40,12 @@ import TestSupport
         #expect(try await a.detail(created.id).text.hasSuffix(" still here"))
     }
 
-    @Test func moveToLocalKeepingTheCloudCopyMakesASeparateDocument() async throws {
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func moveToLocalKeepingTheCloudCopyMakesASeparateDocument(backend: EngineHarness.Backend) async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }
-        let a = try harness.device("A")
-        let b = try harness.device("B")
+        let a = try harness.device("A", backend: backend)
+        let b = try harness.device("B", backend: backend)
         let created = try await a.create()
         await b.sync()
         try await a.moveToLocal(created.id, choice: .keepCloud)
@@ -79,11 +81,12 @@ import TestSupport
         #expect(try await b.detail(created.id).text.hasSuffix(" offline edit"))
     }
 
-    @Test func aReplacedIdentityAsksThePolicy() async throws {
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func aReplacedIdentityAsksThePolicy(backend: EngineHarness.Backend) async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }
         let asked = LockedBox<[String]>([])
-        let a = try harness.device("A", onContainerChange: { message in asked.mutate { $0.append(message) }; return .stayLocal })
+        let a = try harness.device("A", backend: backend, onContainerChange: { message in asked.mutate { $0.append(message) }; return .stayLocal })
         let created = try await a.create()
         await a.sync()
         // Another account's container is mounted in its place.
@@ -99,10 +102,11 @@ import TestSupport
         #expect(Container(root: harness.container).documentIDs().isEmpty)
     }
 
-    @Test func adoptingANewContainerKeepsDocumentsItLacksAsLocal() async throws {
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func adoptingANewContainerKeepsDocumentsItLacksAsLocal(backend: EngineHarness.Backend) async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }
-        let a = try harness.device("A", onContainerChange: { _ in .adoptNew })
+        let a = try harness.device("A", backend: backend, onContainerChange: { _ in .adoptNew })
         let created = try await a.create()
         await a.sync()
         try FileManager.default.removeItem(at: harness.container)
@@ -116,11 +120,12 @@ import TestSupport
         #expect(Container(root: harness.container).documentIDs() == [next.id])
     }
 
-    @Test func librarySeedingOnTwoDevicesKeepsOneCopyOfTheSeedObjects() async throws {
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func librarySeedingOnTwoDevicesKeepsOneCopyOfTheSeedObjects(backend: EngineHarness.Backend) async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }
-        let a = try harness.device("A")
-        let b = try harness.device("B")
+        let a = try harness.device("A", backend: backend)
+        let b = try harness.device("B", backend: backend)
         let id = DocumentID(Fixed.uuid(0x11B))
         let name = try DocumentName("Library")
         let seed = [
@@ -140,10 +145,11 @@ import TestSupport
         #expect(await a.list().count == 1)
     }
 
-    @Test func copyContainerOnSegueCopiesIntoTheDeviceRoot() async throws {
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func copyContainerOnSegueCopiesIntoTheDeviceRoot(backend: EngineHarness.Backend) async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }
-        let a = try harness.device("A", settings: [.copyContainerOnSegue: .bool(true)])
+        let a = try harness.device("A", backend: backend, settings: [.copyContainerOnSegue: .bool(true)])
         let created = try await a.create()
         _ = try await a.detail(created.id, segue: true)
         let copy = harness.root("A").appendingPathComponent("Documents/copyOfCloudContainer/documents/\(created.id)")

@@ -110,6 +110,22 @@ import TestSupport
         #expect(result.stderr.contains("format version 99"))
     }
 
+    @Test func aStoreThatFailsToOpenIsNamedAndRecoveryIsOffered() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Broken", "--use-cloud", "off"], root: rootA).status == 0)
+        let rows = try #require(try json(try multidoc(["list", "--json"], root: rootA)) as? [[String: Any]])
+        let uuid = try #require(rows.first?["uuid"] as? String)
+        let store = folder.appending("A/Documents/\(uuid)/Broken/store.sqlite")
+        try Data("this is not a database, it is a sentence".utf8).write(to: store)
+        let result = try multidoc(["show", "Broken"], root: rootA)
+        #expect(result.status == 9, "\(result.stderr)")
+        #expect(result.stderr.contains("not an SQLite database"))
+        #expect(result.stderr.contains("AttemptErrorRecovery"))
+        let list = try multidoc(["list"], root: rootA)
+        #expect(list.status == 0)
+        #expect(list.stdout.contains("Saving Error"))
+    }
+
     @Test func settingsListShowsEverySettingWithItsSource() throws {
         defer { folder.remove() }
         #expect(try multidoc(["settings", "set", "EnablePing", "on"], root: rootA).status == 0)
