@@ -18,6 +18,8 @@ struct DaemonOptions: Sendable {
     var exitWhenPingsDone: Bool
     /// How often outboxes are shipped with FastSave off (the autosave interval).
     var autosaveInterval: Duration = .seconds(2)
+    /// How long changes in the device's Documents settle before their pass.
+    var documentsSettle: Duration = .milliseconds(150)
 
     /// Checks the command line.
     /// - Throws: ``DaemonError`` (bad usage) or ``SettingsError`` (bad setting value).

@@ -30,9 +30,14 @@ struct SyncService: Service {
         do {
             let watcher = try ContainerWatcher(root: root.documentsDirectory)
             documentsWatcher = watcher
-            // Saves by other processes of this device land here; a pass on that document ships them.
-            let documents = root.documentsDirectory
-            helpers.append(Task { for await event in watcher.events { loop.noteDocuments(event, root: documents) } })
+            // Saves by other processes of this device land here; a pass on that document ships
+            // them. Passed on after a short settle: a process creating a document writes its
+            // record before its store, and a pass in between would report a missing store
+            // (or migrate the new SQLite store at the same time as its creator).
+            let settle = SettledForwarder(delay: options.documentsSettle) { event in
+                loop.noteDocuments(event, root: root.documentsDirectory)
+            }
+            helpers.append(Task { for await event in watcher.events { settle.add(event) } })
         } catch {
             logger.warning("cannot watch the device's documents; relying on rescans", metadata: ["error": "\(error)"])
         }
@@ -232,6 +237,35 @@ final class ContainerWatch: Sendable {
         }
         forwarder?.cancel()
         watcher?.stop()
+    }
+}
+
+/// Holds events for `delay`, then hands over all that arrived meanwhile.
+final class SettledForwarder: Sendable {
+    private let delay: Duration
+    private let deliver: @Sendable (ContainerWatcher.Event) -> Void
+    private let held = Mutex<(events: [ContainerWatcher.Event], scheduled: Bool)>(([], false))
+
+    init(delay: Duration, deliver: @escaping @Sendable (ContainerWatcher.Event) -> Void) {
+        self.delay = delay
+        self.deliver = deliver
+    }
+
+    func add(_ event: ContainerWatcher.Event) {
+        let schedule = held.withLock { held -> Bool in
+            held.events.append(event)
+            defer { held.scheduled = true }
+            return !held.scheduled
+        }
+        guard schedule else { return }
+        Task {
+            try? await Task.sleep(for: delay)
+            let events = held.withLock { held in
+                defer { held = ([], false) }
+                return held.events
+            }
+            events.forEach(deliver)
+        }
     }
 }
 
