@@ -138,8 +138,8 @@ import TestSupport
         defer { folder.remove() }
         // Another process of device A (this one) works with FastSave off: its logs wait in the
         // store's outbox until daemon A ships them. The document is made before the daemons
-        // start: a store created while a daemon opens it can hit a migration race in the
-        // SQLite backend (reported), which is not what this test is about.
+        // start, so this test is about shipping saves, not about a store's creation racing
+        // the daemon's first look at it (the daemon's Documents settle covers that).
         let stores = StoreProvider.standard()
         let editor = try library("A", stores: stores, flags: [.fastSave: .bool(false)])
         let created = try await editor.create(name: try DocumentName("Notes"))
