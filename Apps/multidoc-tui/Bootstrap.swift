@@ -73,5 +73,5 @@ struct FileLogHandler: LogHandler {
 
 /// The real stores (SQLite and JSON backends).
 func makeStores() -> StoreProvider {
-    MemoryVolume().provider  // TEMP until StoreProvider.standard(options:) lands in Storage
+    StoreProvider.standard(options: StoreOptions())
 }

@@ -3,13 +3,12 @@ import Foundation
 import Synchronization
 import Sync
 
-/// Keeps the library in step while the TUI runs, in this process: a targeted sync pass for the
-/// documents inotify names in the container, a full pass when a change lies elsewhere, and a
-/// full pass every `interval` as a safety net. Changes that land while a pass runs are
-/// coalesced into the next pass. Runs until its task is cancelled.
+/// Keeps the library in step while the TUI runs, in this process: the engine's ``SyncLoop``
+/// turns inotify events in the container into targeted passes (a full pass when a change lies
+/// elsewhere), a timer asks for a full pass every `interval` as a safety net, and hints that
+/// land while a pass runs are coalesced into the next one. Runs until its task is cancelled.
 func runLiveSync(_ library: DocumentLibrary, container: URL?, interval: Duration, passes: SyncPassCounter) async {
-    let (ticks, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    let pending = PendingBatch()
+    let loop = SyncLoop()
     let watching = WatcherSlot()
     /// (Re)starts the watcher: at start, and when the container comes back after being gone
     /// (its watches died with the old folder).
@@ -17,10 +16,7 @@ func runLiveSync(_ library: DocumentLibrary, container: URL?, interval: Duration
         watching.replace(with: container.flatMap { root in
             guard let watcher = try? ContainerWatcher(root: root) else { return nil }
             let forwarder = Task {
-                for await event in watcher.events {
-                    pending.withLock { $0.add(event, container: root) }
-                    continuation.yield()
-                }
+                for await event in watcher.events { loop.noteContainer(event, root: root) }
             }
             return (watcher, forwarder)
         })
@@ -29,20 +25,12 @@ func runLiveSync(_ library: DocumentLibrary, container: URL?, interval: Duration
     let timer = Task {
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
-            pending.withLock { $0 = ChangeBatch(everything: true) }
-            continuation.yield()
+            loop.requestFullPass()
         }
     }
-    continuation.yield()
     var wasAvailable = await library.cloudAvailable
-    await withTaskCancellationHandler {
-        for await _ in ticks {
-            if Task.isCancelled { break }
-            let batch = pending.withLock { batch -> ChangeBatch in
-                defer { batch = ChangeBatch() }
-                return batch
-            }
-            guard !batch.isEmpty else { continue }
+    _ = await withTaskCancellationHandler {
+        await loop.run { batch in
             await library.sync(documents: batch.target)
             passes.increment()
             let available = await library.cloudAvailable
@@ -50,17 +38,10 @@ func runLiveSync(_ library: DocumentLibrary, container: URL?, interval: Duration
             wasAvailable = available
         }
     } onCancel: {
-        continuation.finish()
+        loop.finish()
     }
     timer.cancel()
     watching.replace(with: nil)
-}
-
-/// The hints gathered since the last pass, shared by the watcher, the timer and the loop.
-final class PendingBatch: Sendable {
-    private let batch = Mutex(ChangeBatch(everything: true))
-
-    func withLock<T>(_ body: (inout ChangeBatch) -> T) -> T { batch.withLock { body(&$0) } }
 }
 
 /// The container watcher in use and the task forwarding its events.
