@@ -1,0 +1,141 @@
+import Engine
+import Foundation
+import Logging
+import Model
+import Settings
+import Storage
+import Testing
+import TestSupport
+
+/// The TUI run for real in tmux (80×24) against a device root A and a container C, with peers
+/// played by the engine in this process on root B.
+@Suite(
+    .serialized,
+    .enabled(if: Tmux.shouldRun, "tmux is not installed and CI is not set: install tmux (apt-get install tmux) to run the TUI tests"),
+    .timeLimit(.minutes(1))
+)
+struct TUITests {
+    let folder: TemporaryDirectory
+    var rootA: URL { folder.appending("A") }
+    var rootB: URL { folder.appending("B") }
+    var container: URL { folder.appending("C") }
+
+    init() throws {
+        folder = try TemporaryDirectory("tui")
+        for url in [rootA, rootB, container] {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        }
+    }
+
+    /// Starts the TUI on root A.
+    func startTUI() throws -> Tmux {
+        let binary = try Product.tui()
+        return try Tmux([binary.path, "--root", rootA.path, "--container", container.path, "--device-name", "tui",
+                         "--sync-interval", "2"], directory: folder.url)
+    }
+
+    /// The engine in this process, as the apps build it.
+    func library(root: URL, name: String) throws -> DocumentLibrary {
+        let setup = try DeviceSetup(
+            rootPath: root.path, containerPath: container.path, flags: [.deviceName: .text(name)],
+            environment: [:], createRoot: false)
+        var logger = Logger(label: "tui-tests")
+        logger.logLevel = .critical
+        return setup.makeLibrary(stores: .standard(options: StoreOptions()), logger: logger)
+    }
+
+    @Test func nAddsADocumentRow() async throws {
+        defer { folder.remove() }
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("No documents yet")
+        try tmux.send("n")
+        let screen = try await tmux.waitFor("TestDoc1")
+        #expect(screen.contains("created"))
+        #expect(screen.contains("cloud"))
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+    }
+
+    @Test func editedUTF8TextReachesTheStore() async throws {
+        defer { folder.remove() }
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("No documents yet")
+        try tmux.send("n")
+        try await tmux.waitFor("TestDoc1")
+        try tmux.send("Enter")
+        try await tmux.waitFor("e or Enter edits")
+        try tmux.send("e")
+        try await tmux.waitFor("editing")
+        try tmux.type(" héllo 日本 🎉")
+        try await tmux.waitFor("héllo 日本 🎉")
+        try tmux.send("Escape")
+        try await tmux.waitFor("saved")
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+
+        let library = try library(root: rootA, name: "tui")
+        let document = try #require(await library.list().first { $0.name == "TestDoc1" })
+        let detail = try await library.detail(document.id)
+        #expect(detail.text.contains("héllo 日本 🎉"), "store text: \(detail.text)")
+        await library.closeAll()
+    }
+
+    @Test func aPeersNewDocumentAppearsWithoutAKeyPress() async throws {
+        defer { folder.remove() }
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("No documents yet")
+        let peer = try library(root: rootB, name: "peer")
+        _ = try await peer.create(name: try DocumentName("FromPeer"))
+        await peer.sync()
+        let screen = try await tmux.waitFor("FromPeer")
+        #expect(screen.contains("discovered"))
+        await peer.closeAll()
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+    }
+
+    @Test func aPeersEditAppearsInTheOpenDetail() async throws {
+        defer { folder.remove() }
+        let peer = try library(root: rootB, name: "peer")
+        let created = try await peer.create(name: try DocumentName("Shared"))
+        await peer.sync()
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("Shared")
+        // The row may still be waiting for its first import: Enter again until the detail opens.
+        try tmux.send("Enter")
+        try await tmux.waitFor("e or Enter edits") { try tmux.send("Enter") }
+        try await peer.setText(created.id, "edited by the peer ✓ ünïcode")
+        await peer.sync()
+        try await tmux.waitFor("edited by the peer ✓ ünïcode")
+        await peer.closeAll()
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+    }
+
+    @Test func qQuitsAndRestoresTheTerminal() async throws {
+        defer { folder.remove() }
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("q quit")
+        #expect(try tmux.pane("alternate_on") == "1")
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+        #expect(try tmux.pane("alternate_on") == "0")
+        #expect(try !tmux.capture().contains("q quit"))
+    }
+
+    @Test func sigtermLeavesCleanly() async throws {
+        defer { folder.remove() }
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("q quit")
+        let pid = try tmux.commandPID()
+        #expect(kill(pid, SIGTERM) == 0)
+        #expect(try await tmux.waitForExit() == 0)
+        #expect(try tmux.pane("alternate_on") == "0")
+    }
+}
