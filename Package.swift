@@ -77,6 +77,11 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "TestSupport"], path: "Tests/EngineTests"),
         .testTarget(name: "MultidocCLITests", dependencies: ["TestSupport"], path: "Tests/MultidocCLITests"),
         .testTarget(
+            name: "TUITests",
+            dependencies: ["TestSupport", "Engine", "Storage", "Settings", "Model", logging],
+            path: "Tests/TUITests"
+        ),
+        .testTarget(
             name: "DaemonTests",
             dependencies: ["TestSupport", "Engine", "Sync", "Storage", "Settings", "Model"],
             path: "Tests/DaemonTests"
