@@ -8,12 +8,14 @@ extension TUIApp {
     func drawMaster() {
         let (lines, columns) = terminal.size
         drawTitle("multidoc — \(documents.count) document\(documents.count == 1 ? "" : "s")")
-        let stateWidth = columns >= 100 ? 44 : (columns >= 80 ? 30 : 18)
-        let originWidth = 16, percentWidth = 4, locationWidth = 5
-        let nameWidth = max(8, columns - stateWidth - originWidth - percentWidth - locationWidth - 6)
+        // Narrow terminals lose the origin column first, then state text.
+        let stateWidth = columns >= 100 ? 44 : (columns >= 80 ? 30 : (columns >= 60 ? 18 : 12))
+        let originWidth = columns >= 70 ? 11 : 0, percentWidth = 4, locationWidth = 5
+        let nameWidth = max(6, columns - stateWidth - originWidth - percentWidth - locationWidth - 6)
         func row(_ name: String, _ state: String, _ origin: String, _ percent: String, _ location: String) -> String {
             " " + TextWidth.pad(name, to: nameWidth) + " " + TextWidth.pad(state, to: stateWidth) + " "
-                + TextWidth.pad(origin, to: originWidth) + " " + String(repeating: " ", count: max(0, percentWidth - percent.count)) + percent
+                + (originWidth > 0 ? TextWidth.pad(origin, to: originWidth) + " " : "")
+                + String(repeating: " ", count: max(0, percentWidth - percent.count)) + percent
                 + " " + TextWidth.pad(location, to: locationWidth)
         }
         terminal.drawBar(row("Name", "State", "Created", "Down", "Where"), line: 1, style: [.bold, .underline])
