@@ -138,4 +138,84 @@ struct TUITests {
         #expect(try await tmux.waitForExit() == 0)
         #expect(try tmux.pane("alternate_on") == "0")
     }
+
+    @Test func dAndYDeletesADocument() async throws {
+        defer { folder.remove() }
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("No documents yet")
+        try tmux.send("n")
+        try await tmux.waitFor("TestDoc1")
+        try tmux.send("d")
+        try await tmux.waitFor("Delete TestDoc1 on every device? (y/n)")
+        try tmux.send("n")
+        try await tmux.waitFor("kept TestDoc1")
+        try tmux.send("d")
+        try await tmux.waitFor("(y/n)")
+        try tmux.send("y")
+        try await tmux.waitFor("deleted TestDoc1")
+        #expect(try tmux.capture().contains("No documents yet"))
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+    }
+
+    @Test func settingsToggleIsSavedAndApplied() async throws {
+        defer { folder.remove() }
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("q quit")
+        try tmux.send("s")
+        try await tmux.waitFor("EnablePing")
+        try tmux.send("Down", "Space")
+        try await tmux.waitFor("EnablePing on")
+        let file = try String(contentsOf: rootA.appendingPathComponent("settings.json"), encoding: .utf8)
+        #expect(file.contains("\"EnablePing\" : true"), "settings.json: \(file)")
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+    }
+
+    @Test func latenciesShowStatisticsAndASparkline() async throws {
+        defer { folder.remove() }
+        let peer = Fixed.device(2)
+        let document = DocumentID(Fixed.uuid(1))
+        let samples = [12.0, 30.0, 18.0].enumerated().map { index, ms in
+            LatencySample(at: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), document: document,
+                          fromDevice: peer, fromName: "peer", oneWayMs: ms, roundTripMs: nil)
+        }
+        try LatencyLog(url: rootA.appendingPathComponent("latencies.json")).append(samples)
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("q quit")
+        try tmux.send("l")
+        let screen = try await tmux.waitFor("3 samples")
+        #expect(screen.contains("count 3"))
+        #expect(screen.contains("p50 18.0 ms"))
+        #expect(screen.contains("▁█▃"))
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+    }
+
+    @Test func aVanishedContainerIsAMessageNotACrash() async throws {
+        defer { folder.remove() }
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("cloud ok")
+        // Moved away, as an unmounted drive or a stopped replication engine leaves it.
+        try FileManager.default.moveItem(at: container, to: folder.appending("C-gone"))
+        try await tmux.waitFor("unavailable")
+        try tmux.send("n")
+        try await tmux.waitFor("TestDoc1")
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+    }
+
+    @Test func badFlagsAndNoTerminalAreOneLineAndAnExitCode() throws {
+        defer { folder.remove() }
+        let badFlag = try ProductRunner.run("multidoc-tui", ["--root", rootA.path, "--enable-ping", "maybe"])
+        #expect(badFlag.status == 13)
+        #expect(badFlag.stderr.contains("bad value 'maybe' for EnablePing"), "\(badFlag.stderr)")
+        let noTerminal = try ProductRunner.run("multidoc-tui", ["--root", rootA.path])
+        #expect(noTerminal.status == 1)
+        #expect(noTerminal.stderr.contains("needs a terminal"), "\(noTerminal.stderr)")
+    }
 }
