@@ -34,10 +34,23 @@ struct TUITests {
                          "--sync-interval", "2"], directory: folder.url)
     }
 
+    /// The screen line showing `text`, with its escape sequences (attributes) kept.
+    func styledLine(_ tmux: Tmux, containing text: String) throws -> String? {
+        try tmux.captureStyled().split(separator: "\n").first { $0.contains(text) }.map(String.init)
+    }
+
+    /// Whether an SGR sequence on the line turns on dim (parameter 2).
+    static func isDim(_ line: String) -> Bool {
+        line.components(separatedBy: "\u{1B}[").dropFirst().contains { sequence in
+            guard let end = sequence.firstIndex(of: "m") else { return false }
+            return sequence[..<end].split(separator: ";").contains("2")
+        }
+    }
+
     /// The engine in this process, as the apps build it.
-    func library(root: URL, name: String) throws -> DocumentLibrary {
+    func library(root: URL, name: String, fastSave: Bool = true) throws -> DocumentLibrary {
         let setup = try DeviceSetup(
-            rootPath: root.path, containerPath: container.path, flags: [.deviceName: .text(name)],
+            rootPath: root.path, containerPath: container.path, flags: [.deviceName: .text(name), .fastSave: .bool(fastSave)],
             environment: [:], createRoot: false)
         var logger = Logger(label: "tui-tests")
         logger.logLevel = .critical
@@ -217,5 +230,28 @@ struct TUITests {
         let noTerminal = try ProductRunner.run("multidoc-tui", ["--root", rootA.path])
         #expect(noTerminal.status == 1)
         #expect(noTerminal.stderr.contains("needs a terminal"), "\(noTerminal.stderr)")
+    }
+
+    @Test func aRowWaitingForItsFirstImportIsDimUntilItArrives() async throws {
+        defer { folder.remove() }
+        // FastSave off: the peer publishes the document but keeps its first log in the outbox.
+        let peer = try library(root: rootB, name: "peer", fastSave: false)
+        let tmux = try startTUI()
+        defer { tmux.kill() }
+        try await tmux.waitFor("No documents yet")
+        _ = try await peer.create(name: try DocumentName("Later"))
+        try await tmux.waitFor("Later")
+        let dim = try #require(try styledLine(tmux, containing: "Later"))
+        #expect(Self.isDim(dim), "not dim: \(dim.debugDescription)")
+        #expect(dim.contains("Editing Disabled"))
+        try tmux.send("Enter")
+        try await tmux.waitFor("not viewable yet")
+        await peer.sync()  // ships the log
+        try await tmux.waitFor("100%")
+        let normal = try #require(try styledLine(tmux, containing: "Later"))
+        #expect(!Self.isDim(normal), "still dim: \(normal.debugDescription)")
+        await peer.closeAll()
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
     }
 }

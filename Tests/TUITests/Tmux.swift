@@ -51,6 +51,9 @@ struct Tmux {
     /// The visible screen as text.
     func capture() throws -> String { try run(["capture-pane", "-p", "-t", name]) }
 
+    /// The visible screen with its attributes as escape sequences (`capture-pane -e`).
+    func captureStyled() throws -> String { try run(["capture-pane", "-p", "-e", "-t", name]) }
+
     /// Polls the screen every 100 ms until it contains `text`; while waiting, runs `nudge`
     /// every `nudgeEvery` (for a key that may come too early). Fails with the last screen.
     @discardableResult
