@@ -210,7 +210,14 @@ struct Status: AsyncParsableCommand {
         try await runCommand {
             let (setup, library) = try options.bootstrap()
             let documents = await library.list()
-            let statusData = try? AtomicFile.read(setup.root.daemonStatusURL)
+            // The status file of a killed daemon stays behind; the lock tells whether one runs.
+            var daemonRunning = false
+            if FileManager.default.fileExists(atPath: setup.root.daemonLockURL.path),
+               let lock = try? FileLock(url: setup.root.daemonLockURL) {
+                daemonRunning = (try? lock.tryLock(.shared)) == false
+                lock.unlock()
+            }
+            let statusData = daemonRunning ? try? AtomicFile.read(setup.root.daemonStatusURL) : nil
             let daemon = statusData.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
             let available = setup.container.map { Container(root: $0).isAvailable }
             if options.json {

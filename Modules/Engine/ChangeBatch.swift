@@ -13,6 +13,9 @@ public struct ChangeBatch: Sendable, Equatable {
 
     public var isEmpty: Bool { !everything && documents.isEmpty }
 
+    /// Adds one document directly (a change seen in the device's own `Documents/<uuid>`).
+    public mutating func insert(_ id: DocumentID) { documents.insert(id) }
+
     /// Adds one watcher event, seen under `container`.
     public mutating func add(_ event: ContainerWatcher.Event, container: URL) {
         switch event {

@@ -14,6 +14,8 @@ struct PingState: Sendable {
     /// When my last ping was saved, until a peer's answer arrives.
     var lastPingAt: Date?
     var pending: Task<Void, Never>?
+    /// A ping is being saved (the count goes down only once it is).
+    var inFlight = false
 }
 
 extension DocumentLibrary {
@@ -32,7 +34,7 @@ extension DocumentLibrary {
     public var pingCounts: (sent: Int, answered: Int) { (ping.sent, ping.answered) }
 
     /// Whether the ping budget is spent.
-    public var pingFinished: Bool { (ping.roundsLeft ?? 1) <= 0 && ping.pending == nil }
+    public var pingFinished: Bool { (ping.roundsLeft ?? 1) <= 0 && ping.pending == nil && !ping.inFlight }
 
     /// Starts a ping exchange by saving one ping now (the seed's "START").
     public func startPing() async throws {
@@ -60,7 +62,7 @@ extension DocumentLibrary {
         } catch {
             logger.error("cannot record latencies", metadata: ["error": "\(error)"])
         }
-        guard settings.enablePing, (ping.roundsLeft ?? 1) > 0 else { return }
+        guard settings.enablePing, (ping.roundsLeft ?? 1) > 0, !ping.inFlight else { return }
         // A ring: answer only the predecessor, so N devices pass one ping around instead of
         // multiplying updates.
         guard let predecessor = predecessor(in: record.id), logs.contains(where: { $0.device == predecessor }) else { return }
@@ -84,12 +86,15 @@ extension DocumentLibrary {
     }
 
     func sendPing(_ id: DocumentID) async throws {
-        ping.pending = nil
-        if let left = ping.roundsLeft {
-            guard left > 0 else { return }
-            ping.roundsLeft = left - 1
+        guard (ping.roundsLeft ?? 1) > 0, !ping.inFlight else {
+            ping.pending = nil
+            return
         }
+        ping.inFlight = true
+        ping.pending = nil
+        defer { ping.inFlight = false }
         try await appendText(id, " \(identity.name) pings")
+        if let left = ping.roundsLeft { ping.roundsLeft = left - 1 }
         ping.lastPingAt = configuration.now()
         ping.sent += 1
         logger.info("ping", metadata: ["document": "\(id)", "sent": "\(ping.sent)"])

@@ -30,8 +30,8 @@ extension DocumentLibrary {
         let record = LocalDocumentRecord(
             id: id, name: name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .created,
             location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id)
-        try root.save(record)
         let document = try await openDocument(record, create: true)
+        try root.save(record)
         if useCloud, let replicator { _ = try? replicator.importPending(id, into: document.store) }
         let changes = seed.map { Change.insert(ObjectID.seed($0.key), entity: $0.entity, attributes: $0.attributes) }
         try save(changes, to: document)

@@ -72,8 +72,8 @@ extension DocumentLibrary {
                 id: id, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
                 location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy)
             do {
-                try root.save(record)
                 _ = try await openDocument(record, create: true)
+                try root.save(record)
                 report.discovered.append(info.name.rawValue)
                 emit(.documentAdded(await summary(of: record)))
                 logger.info("discovered document", metadata: ["name": "\(info.name)", "uuid": "\(id)", "creator": "\(info.createdByName)"])

@@ -177,7 +177,6 @@ public actor DocumentLibrary {
         let record = LocalDocumentRecord(
             id: DocumentID(configuration.newUUID()), name: name, store: kind, origin: .created,
             location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id)
-        try root.save(record)
         let changes: [Change] = [
             .insert(ObjectID(configuration.newUUID().uuidString.lowercased()), entity: Entity.textEntry, attributes: [
                 Entity.TextEntry.text: .string(identity.creationText),
@@ -190,8 +189,11 @@ public actor DocumentLibrary {
                 Entity.DocumentInfo.name: .string(name.rawValue),
             ]),
         ]
+        // The store first, then the record: another process that lists the record always
+        // finds its store.
         let document = try await handler.open(record, create: true)
         try commit(changes, to: document, ship: useCloud)
+        try root.save(record)
         if useCloud { try? publish(document) }
         let summary = await summary(of: record)
         emit(.documentAdded(summary))

@@ -45,8 +45,8 @@ public final class SyncLoop: Sendable {
         let path = url.standardizedFileURL.path
         guard path.hasPrefix(base + "/"), let first = path.dropFirst(base.count + 1).split(separator: "/").first,
               let id = DocumentID(String(first)) else { return requestFullPass() }
-        // Said in the container's layout, which ChangeBatch reads: <root>/documents/<uuid>.
-        noteContainer(.changed(documents.appendingPathComponent("documents/\(id)")), root: documents)
+        state.withLock { $0.pending.insert(id) }
+        continuation.yield()
     }
 
     /// Asks for a full pass (a rescan tick, or a change in the device's own documents).
