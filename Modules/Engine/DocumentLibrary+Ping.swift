@@ -36,6 +36,15 @@ extension DocumentLibrary {
     /// Whether the ping budget is spent.
     public var pingFinished: Bool { (ping.roundsLeft ?? 1) <= 0 && ping.pending == nil && !ping.inFlight }
 
+    /// Waits until a ping scheduled after the burst window has been saved (for callers that
+    /// drive passes one by one, like tests and the demo).
+    public func waitForPendingPing() async {
+        while let pending = ping.pending {
+            await pending.value
+            if ping.pending == pending { ping.pending = nil }
+        }
+    }
+
     /// Starts a ping exchange by saving one ping now (the seed's "START").
     public func startPing() async throws {
         guard let id = ping.inspected else { return }

@@ -1,0 +1,126 @@
+import Engine
+import Foundation
+import Model
+import Settings
+import Testing
+import TestSupport
+
+@Suite struct PingTests {
+    @Test func twoDevicesPingEachOtherAndRecordLatencies() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite, settings: [.enablePing: .bool(true)])
+        let b = try harness.device("B", backend: .json, settings: [.enablePing: .bool(true)])
+        let created = try await a.create()
+        await b.sync()
+        await a.inspect(created.id, rounds: 5)
+        await b.inspect(created.id, rounds: 5)
+        try await a.startPing()
+        for _ in 0..<20 {
+            for device in [b, a] {
+                await device.sync()
+                await device.waitForPendingPing()
+            }
+            if await a.pingFinished, await b.pingFinished { break }
+        }
+        #expect(await a.pingCounts.sent == 5)
+        #expect(await b.pingCounts.sent == 5)
+        let text = try await a.detail(created.id).text
+        #expect(text.components(separatedBy: " pings").count - 1 == 10)
+        let samples = LatencyLog(url: harness.root("A").appendingPathComponent("latencies.json")).read()
+        #expect(samples.count >= 5)
+        #expect(samples.allSatisfy { $0.fromName == "B" && $0.document == created.id })
+        #expect(samples.contains { $0.roundTripMs != nil })
+    }
+
+    @Test func aRingOfThreePassesOnePingAroundInsteadOfMultiplyingIt() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let names = ["A", "B", "C"]
+        var devices: [DocumentLibrary] = []
+        for name in names { devices.append(try harness.device(name, settings: [.enablePing: .bool(true)])) }
+        let created = try await devices[0].create()
+        for device in devices {
+            await device.sync()
+            await device.inspect(created.id, rounds: 4)
+        }
+        try await devices[0].startPing()
+        // Device UUIDs sort A < B < C, so each answers only its predecessor: A → B → C → A …
+        for _ in 0..<40 {
+            for index in [1, 2, 0] {
+                await devices[index].sync()
+                await devices[index].waitForPendingPing()
+            }
+            var done = true
+            for device in devices where !(await device.pingFinished) { done = false }
+            if done { break }
+        }
+        for device in devices {
+            let counts = await device.pingCounts
+            #expect(counts.sent == 4)
+            #expect(counts.answered <= counts.sent)
+        }
+        await devices[0].sync()
+        let text = try await devices[0].detail(created.id).text
+        let pings = text.components(separatedBy: " ").enumerated().compactMap { index, word -> String? in
+            word == "pings" ? text.components(separatedBy: " ")[index - 1] : nil
+        }
+        #expect(pings == Array(repeating: names, count: 4).flatMap { $0 }, "one ping travels the ring: \(pings)")
+    }
+
+    @Test func withoutEnablePingImportsAreRecordedButNotAnswered() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A")
+        let b = try harness.device("B")
+        let created = try await a.create()
+        await b.sync()
+        await b.inspect(created.id, rounds: 3)
+        try await a.appendText(created.id, " START")
+        await b.sync()
+        await b.waitForPendingPing()
+        #expect(await b.pingCounts.sent == 0)
+        #expect(LatencyLog(url: harness.root("B").appendingPathComponent("latencies.json")).read().count == 1)
+    }
+}
+
+@Suite struct LatencyReportTests {
+    let samples: [LatencySample] = (1...100).map { index in
+        LatencySample(at: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), document: DocumentID(Fixed.uuid(1)),
+                      fromDevice: Fixed.device(2), fromName: index == 1 ? "B \"quoted\", name" : "B",
+                      oneWayMs: Double(index), roundTripMs: index.isMultiple(of: 2) ? Double(index) * 2 : nil)
+    }
+
+    @Test func statisticsComeFromTheHistogram() throws {
+        let stats = try #require(LatencyStatistics(milliseconds: samples.map(\.oneWayMs)))
+        #expect(stats.count == 100)
+        #expect(abs(stats.minMs - 1) < 0.01 && abs(stats.maxMs - 100) < 0.1)
+        #expect(abs(stats.p50Ms - 50) < 0.1)
+        #expect(abs(stats.p90Ms - 90) < 0.1)
+        #expect(abs(stats.p99Ms - 99) < 0.1)
+        #expect(LatencyStatistics(milliseconds: []) == nil)
+    }
+
+    @Test func csvHasAHeaderAndOneRowPerSampleWithQuotedNames() {
+        let lines = LatencyReport.csv(samples).split(separator: "\n")
+        #expect(lines.count == 101)
+        #expect(lines[0] == "at,document,from_device,from_name,one_way_ms,round_trip_ms")
+        #expect(lines[1].contains("\"B \"\"quoted\"\", name\""))
+        #expect(lines[1].hasSuffix(",1.000,"))
+        #expect(lines[2].hasSuffix(",2.000,4.000"))
+    }
+
+    @Test func theSVGDrawsBothSeriesAndTheDistribution() {
+        let svg = LatencyReport.svg(samples)
+        #expect(svg.hasPrefix("<svg"))
+        #expect(svg.components(separatedBy: "<polyline").count - 1 == 2)
+        #expect(svg.components(separatedBy: "<rect").count - 1 >= 13)
+        #expect(svg.contains("100 samples"))
+    }
+
+    @Test func theSparklineFollowsTheValues() {
+        #expect(LatencyReport.sparkline([1, 2, 3, 4, 5, 6, 7, 8]) == "▁▂▃▄▅▆▇█")
+        #expect(LatencyReport.sparkline([5, 5, 5]) == "▁▁▁")
+        #expect(LatencyReport.sparkline(Array(repeating: 1, count: 100), width: 10).count == 10)
+    }
+}
