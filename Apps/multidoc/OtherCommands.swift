@@ -120,14 +120,38 @@ struct SettingsCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @Argument(help: "The key, e.g. FastSave.") var key: String
         @Argument(help: "The value, e.g. on or off.") var value: String
+        @Option(
+            name: .customLong("cloud-documents"),
+            help: ArgumentHelp("With UseCloud off, what becomes of each cloud document: keep-using-cloud (default), remove-cloud (local copy, peers drop it) or keep-cloud (local copy as a separate document).", valueName: "choice"))
+        var cloudDocuments: String = MoveToLocalChoice.keepUsingCloud.rawValue
 
         func run() async throws {
             try await runCommand {
                 let key = try SettingKey.named(key)
                 let parsed = try key.parse(value)
+                guard let choice = MoveToLocalChoice(rawValue: cloudDocuments) else {
+                    throw CLIError(message: "unknown choice '\(cloudDocuments)' for --cloud-documents; expected keep-using-cloud, remove-cloud or keep-cloud", code: 64)
+                }
                 let (setup, _) = try options.bootstrap(createRoot: true)
                 try setup.settingsFile.set(key, to: parsed)
-                if options.json { try printJSON(["key": key.rawValue, "value": parsed.description]) } else { print("\(key.rawValue) = \(parsed)") }
+                var moved: [UseCloudChange] = []
+                if key == .useCloud {
+                    // Re-read so the new value is in force, then bring the documents in line.
+                    let (_, library) = try options.bootstrap(createRoot: true)
+                    await library.sync()
+                    moved = await library.applyUseCloud { _ in choice }
+                    await library.sync()
+                    await library.closeAll()
+                }
+                if options.json {
+                    try printJSON(["key": key.rawValue, "value": parsed.description, "moved": moved.map { "\($0.name): \($0.movedTo?.rawValue ?? $0.problem ?? "")" }.joined(separator: "; ")])
+                } else {
+                    print("\(key.rawValue) = \(parsed)")
+                    for change in moved {
+                        if let location = change.movedTo { print("  \(change.name) → \(location.rawValue)") }
+                        if let problem = change.problem { print("  \(change.name): \(problem)") }
+                    }
+                }
             }
         }
     }

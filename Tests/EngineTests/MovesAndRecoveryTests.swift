@@ -234,3 +234,32 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
     var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
     func mutate(_ body: (inout Value) -> Void) { lock.lock(); body(&stored); lock.unlock() }
 }
+
+@Suite struct UseCloudTests {
+    @Test func turningUseCloudOnMovesLocalDocumentsAndOffAsksForEachCloudDocument() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let offline = try harness.device("A", backend: .sqlite, settings: [.useCloud: .bool(false)])
+        let local = try await offline.create()
+        #expect(local.location == .local)
+        await offline.closeAll()
+        let online = try harness.device("A", backend: .sqlite, settings: [.useCloud: .bool(true)])
+        let movedUp = await online.applyUseCloud { _ in .keepUsingCloud }
+        #expect(movedUp.map(\.movedTo) == [.cloud])
+        let peer = try harness.device("B", backend: .json)
+        await peer.sync()
+        #expect(await peer.list().map(\.id) == [local.id])
+        await online.closeAll()
+        let asked = LockedBox<[String]>([])
+        let offAgain = try harness.device("A", backend: .sqlite, settings: [.useCloud: .bool(false)])
+        let movedDown = await offAgain.applyUseCloud { summary in
+            asked.mutate { $0.append(summary.name) }
+            return .removeCloud
+        }
+        #expect(asked.value == ["TestDoc1"])
+        #expect(movedDown.map(\.movedTo) == [.local])
+        await peer.sync()
+        #expect(await peer.list().isEmpty)
+        #expect(await offAgain.list().first?.location == .local)
+    }
+}
