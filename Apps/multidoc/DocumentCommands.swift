@@ -248,10 +248,14 @@ struct MoveToCloud: AsyncParsableCommand {
         try await runCommand {
             let (_, library) = try options.bootstrap()
             let record = try await library.resolve(document)
-            try await library.moveToCloud(record.id)
+            let moved = try await library.moveToCloud(record.id)
             reportSync(await library.sync(), json: options.json)
             await library.closeAll()
-            if options.json { try printJSON(["moved": record.id.description, "location": "cloud"]) } else { print("\(record.name) is in the cloud") }
+            if options.json {
+                try printJSON(["moved": record.id.description, "uuid": moved.description, "location": "cloud"])
+            } else {
+                print("\(record.name) is in the cloud" + (moved == record.id ? "" : " as a new document \(moved) (its old UUID was deleted from the cloud)"))
+            }
         }
     }
 }
@@ -274,9 +278,13 @@ struct MoveToLocal: AsyncParsableCommand {
             let (_, library) = try options.bootstrap()
             reportSync(await library.sync(), json: options.json)
             let record = try await library.resolve(document)
-            try await library.moveToLocal(record.id, choice: keepCloud ? .keepCloud : .removeCloud)
+            let local = try await library.moveToLocal(record.id, choice: keepCloud ? .keepCloud : .removeCloud)
             await library.closeAll()
-            if options.json { try printJSON(["moved": record.id.description, "location": "local"]) } else { print("\(record.name) is local") }
+            if options.json {
+                try printJSON(["moved": record.id.description, "uuid": local.description, "location": "local"])
+            } else {
+                print("\(record.name) is local (\(local))")
+            }
         }
     }
 }

@@ -391,47 +391,81 @@ public actor DocumentLibrary {
     // MARK: Local ↔ cloud
 
     /// Makes a local document ubiquitous; a baseline is written so peers can build it whole.
-    public func moveToCloud(_ id: DocumentID) async throws {
+    /// Returns the document's identifier in the cloud: a new one when its old UUID was deleted
+    /// from the cloud before (a tombstone never expires).
+    @discardableResult
+    public func moveToCloud(_ id: DocumentID) async throws -> DocumentID {
         guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
         guard record.location == .local else { throw EngineError.alreadyInCloud(record.name.rawValue) }
         guard let replicator else { throw EngineError.containerUnavailable("no container is configured (--container or MULTIDOC_CONTAINER)") }
         do { try replicator.container.checkAvailable() } catch { throw EngineError.containerUnavailable("\(error)") }
+        if !replicator.container.tombstones(of: id).isEmpty {
+            // This UUID was deleted from the cloud once (by any device); publishing it again would
+            // be undone by the tombstone. Ship the contents under a new UUID instead.
+            let contents = try await open(record).read()
+            await handler.close(id)
+            let fresh = try rekeyAsLocal(record, contents: contents)
+            return try await moveToCloud(fresh)
+        }
         record.location = .cloud
         try root.save(record)
         await handler.close(id)
         let document = try await open(record)
         try publish(document, baseline: true)
+        return id
     }
 
-    /// Makes a cloud document local, as the user chose.
-    public func moveToLocal(_ id: DocumentID, choice: MoveToLocalChoice) async throws {
+    /// Makes a cloud document local, as the user chose. Returns the local document's identifier:
+    /// unchanged for `.keepUsingCloud`, new otherwise (the old UUID stays with the cloud copy or
+    /// its tombstone).
+    @discardableResult
+    public func moveToLocal(_ id: DocumentID, choice: MoveToLocalChoice) async throws -> DocumentID {
         guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
         guard record.location == .cloud else { throw EngineError.notInCloud(record.name.rawValue) }
         switch choice {
         case .keepUsingCloud:
-            return
+            return id
         case .removeCloud:
-            if let replicator { try? replicator.delete(id) }
+            // The cloud copy is tombstoned for every device. The local copy must not keep that
+            // UUID: a tombstone is forever, so a later move back to the cloud would be deleted on
+            // the next pass. It becomes a separate document with a new UUID.
+            let document = try await open(record)
+            let contents = try document.read()
             await handler.close(id)
-            record.location = .local
-            try root.save(record)
+            if let replicator { try? replicator.delete(id) }
+            return try rekeyAsLocal(record, contents: contents)
         case .keepCloud:
             // The local copy becomes a separate document with a new UUID; the cloud one stays.
             let document = try await open(record)
             let contents = try document.read()
             await handler.close(id)
-            var copy = record
-            copy.id = DocumentID(configuration.newUUID())
-            copy.location = .local
-            copy.origin = .created
-            try root.save(copy)
-            let store = try configuration.stores.open(copy.store, at: root.storeURL(copy), create: true)
-            var local = contents
-            local.sync.outbox = [:]
-            try store.write { $0 = local }
-            store.close()
-            removeLocalCopy(record)
+            return try rekeyAsLocal(record, contents: contents)
         }
+    }
+
+    /// Gives a document's contents a new UUID as a local document created here, and removes the
+    /// old local copy. Returns the new identifier.
+    ///
+    /// The new document's log streams start afresh: nothing is waiting to ship, no peer's log has
+    /// been applied, and this device's count is kept (at least 1) so that the baseline written
+    /// when it moves to the cloud is one a fresh peer takes.
+    @discardableResult
+    func rekeyAsLocal(_ record: LocalDocumentRecord, contents: StoreContents) throws -> DocumentID {
+        var copy = record
+        copy.id = DocumentID(configuration.newUUID())
+        copy.location = .local
+        copy.origin = .created
+        copy.createdBy = identity.id
+        try root.save(copy)
+        let store = try configuration.stores.open(copy.store, at: root.storeURL(copy), create: true)
+        var local = contents
+        local.sync.outbox = [:]
+        local.sync.applied = [identity.id: max(1, contents.sync.applied[identity.id] ?? 0)]
+        try store.write { $0 = local }
+        store.close()
+        removeLocalCopy(record)
+        logger.info("document has a new identity", metadata: ["name": "\(record.name)", "old": "\(record.id)", "new": "\(copy.id)"])
+        return copy.id
     }
 
     // MARK: Copies

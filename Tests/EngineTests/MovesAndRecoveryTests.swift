@@ -31,13 +31,43 @@ import TestSupport
         let b = try harness.device("B", backend: backend)
         let created = try await a.create()
         await b.sync()
-        try await a.moveToLocal(created.id, choice: .removeCloud)
+        try await a.appendText(created.id, " kept")
+        let local = try await a.moveToLocal(created.id, choice: .removeCloud)
         await b.sync()
         #expect(await b.list().isEmpty)
         let row = try #require(await a.list().first)
-        #expect(row.location == .local)
-        try await a.appendText(created.id, " still here")
-        #expect(try await a.detail(created.id).text.hasSuffix(" still here"))
+        #expect(row.location == .local && row.id == local)
+        try await a.appendText(local, " still here")
+        #expect(try await a.detail(local).text.hasSuffix(" kept still here"))
+    }
+
+    /// The cloud copy's UUID is tombstoned for good; moving the local copy back to the cloud must
+    /// not hand that UUID out again, or the next pass would delete the document everywhere.
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func aDocumentRemovedFromTheCloudCanGoBackWithoutBeingDeleted(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend)
+        let b = try harness.device("B", backend: backend)
+        let created = try await a.create()
+        await b.sync()
+        try await b.appendText(created.id, " from B")
+        await a.sync()
+        let local = try await a.moveToLocal(created.id, choice: .removeCloud)
+        await b.sync()
+        #expect(await b.list().isEmpty)
+        let back = try await a.moveToCloud(local)
+        await a.sync()
+        await b.sync()
+        await a.sync()
+        let rowsA = await a.list()
+        #expect(rowsA.map(\.id) == [back] && rowsA.first?.location == .cloud)
+        #expect(await b.list().map(\.id) == [back])
+        #expect(try await b.detail(back).text.hasSuffix(" from B"))
+        // And it syncs both ways under its new UUID.
+        try await b.appendText(back, " again")
+        await a.sync()
+        #expect(try await a.detail(back).text.hasSuffix(" from B again"))
     }
 
     @Test(arguments: [EngineHarness.Backend.sqlite, .json])
@@ -261,5 +291,14 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
         await peer.sync()
         #expect(await peer.list().isEmpty)
         #expect(await offAgain.list().first?.location == .local)
+        await offAgain.closeAll()
+        // On again: the document goes back to the cloud under a new UUID, and the peer gets it.
+        let onAgain = try harness.device("A", backend: .sqlite, settings: [.useCloud: .bool(true)])
+        #expect(await onAgain.applyUseCloud { _ in .keepUsingCloud }.map(\.movedTo) == [.cloud])
+        await onAgain.sync()
+        let rows = await onAgain.list()
+        #expect(rows.count == 1 && rows.first?.location == .cloud && rows.first?.id != local.id)
+        await peer.sync()
+        #expect(await peer.list().map(\.id) == rows.map(\.id))
     }
 }
