@@ -135,7 +135,9 @@ private func richContents() -> StoreContents {
         defer { folder.remove() }
         let path = folder.appending(backend.kind.fileName)
         let store = try backend.open(folder)
-        let child = try StressProcess(backend: backend, path: path)
+        // The child pauses between commits as a real second process does; a tight loop can
+        // starve a rollback-journal writer past its busy timeout (Docs/STORAGE.md).
+        let child = try StressProcess(backend: backend, path: path, pause: 200)
         defer { child.kill() }
         try child.waitUntilReady()
         for _ in 0..<50 {
@@ -291,12 +293,13 @@ final class StressProcess {
     private let process = Process()
     private let output = Pipe()
 
-    init(backend: Backend, path: URL) throws {
+    /// - Parameter pause: microseconds between the child's commits (0: a tight loop).
+    init(backend: Backend, path: URL, pause: UInt32 = 0) throws {
         guard let executable = ProductRunner.path(of: "multidoc-store-stress") else {
             throw ProductRunner.RunnerError(message: "multidoc-store-stress is not built next to the tests")
         }
         process.executableURL = executable
-        process.arguments = [backend.kind.rawValue, path.path, backend.journal.rawValue]
+        process.arguments = [backend.kind.rawValue, path.path, backend.journal.rawValue, String(pause)]
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()

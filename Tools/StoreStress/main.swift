@@ -1,17 +1,21 @@
 // multidoc-store-stress: commits to one store forever, for the crash-safety tests.
 //
-//   multidoc-store-stress <sqlite|json> <path> <rollback|wal>
+//   multidoc-store-stress <sqlite|json> <path> <rollback|wal> [pause-µs]
 //
 // Every commit increments a counter and writes it into two places (an attribute and the
 // applied table) in one transaction, and logs "ready" once the first commit is done. The
 // tests kill it with SIGKILL at random moments and check that both places always agree.
+// With a pause it waits that long between commits, as a real second process of the device does
+// (without one, a SQLite rollback-journal writer in a tight loop can starve another process
+// past its busy timeout: see Docs/STORAGE.md).
 import Foundation
 import Model
 import Storage
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let kind = StoreKind(rawValue: arguments[1]), let journal = JournalMode(rawValue: arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: multidoc-store-stress <sqlite|json> <path> <rollback|wal>\n".utf8))
+guard (4...5).contains(arguments.count), let kind = StoreKind(rawValue: arguments[1]), let journal = JournalMode(rawValue: arguments[3]),
+      let pause = arguments.count == 5 ? UInt32(arguments[4]) : 0 else {
+    FileHandle.standardError.write(Data("usage: multidoc-store-stress <sqlite|json> <path> <rollback|wal> [pause-µs]\n".utf8))
     exit(64)
 }
 let url = URL(fileURLWithPath: arguments[2])
@@ -31,6 +35,7 @@ do {
             fflush(nil)
             announced = true
         }
+        if pause > 0 { usleep(pause) }
     }
 } catch {
     FileHandle.standardError.write(Data("multidoc-store-stress: \(error)\n".utf8))
