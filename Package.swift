@@ -61,6 +61,10 @@ let package = Package(
 
         .executableTarget(name: "multidoc-store-stress", dependencies: ["Storage", "Model"], path: "Tools/StoreStress"),
         .executableTarget(name: "multidoc-storage-bench", dependencies: ["Storage", "Model", grdb], path: "Tools/StorageBench"),
+        .executableTarget(
+            name: "multidoc-bench",
+            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", argumentParser, logging],
+            path: "Tools/Bench"),
 
         // MARK: - Tests
 

@@ -1,11 +1,13 @@
-import Engine
 import Foundation
 import Sync
 
-/// Keeps a library in step while a command runs (`sync --watch`, `inspect`, `demo`): inotify
-/// events feed a ``SyncLoop`` (targeted passes for the documents they name), and a full pass
-/// every `interval` is the safety net.
-func liveSync(
+/// Keeps a library in step while a command runs (the CLI's `sync --watch`, `inspect`, `demo`,
+/// the benchmark): inotify events feed a ``SyncLoop`` (targeted passes for the documents they
+/// name), changes in the device's `documents` folder (saves by other processes) ask for a full
+/// pass, and a full pass every `interval` is the safety net. Returns after the pass in which
+/// `done` first answers true. (The daemon and the TUI run their own variants, which also
+/// restart the watcher when the container comes back.)
+public func liveSync(
     _ library: DocumentLibrary, container: URL?, documents: URL, interval: Duration = .milliseconds(500),
     until done: @escaping @Sendable () async -> Bool
 ) async {

@@ -1,0 +1,300 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Engine
+import Foundation
+import Logging
+import Model
+import Settings
+import Storage
+import Synchronization
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The programs the benchmark drives, found next to itself (one `swift build -c release`).
+struct Programs {
+    let bench: URL
+    let multidoc: URL
+    let multidocd: URL
+
+    init() throws {
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        bench = me
+        let folder = me.deletingLastPathComponent()
+        multidoc = folder.appendingPathComponent("multidoc")
+        multidocd = folder.appendingPathComponent("multidocd")
+        for program in [multidoc, multidocd] where !FileManager.default.isExecutableFile(atPath: program.path) {
+            throw BenchError("\(program.path) is missing: build everything first with `swift build -c release`")
+        }
+    }
+}
+
+func progress(_ text: String) {
+    FileHandle.standardError.write(Data("· \(text)\n".utf8))
+}
+
+func elapsedSeconds(since start: ContinuousClock.Instant) -> Double {
+    let duration = ContinuousClock.now - start
+    return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+/// Device roots and a container under one folder, as the apps see them.
+struct Workspace {
+    let folder: URL
+    var container: URL { folder.appendingPathComponent("container") }
+
+    init(_ folder: URL) throws {
+        self.folder = folder
+        try FileManager.default.createDirectory(at: container, withIntermediateDirectories: true)
+    }
+
+    func root(_ device: String) -> URL { folder.appendingPathComponent("device-\(device)") }
+
+    /// A library for `device`, built as the CLI builds it.
+    func library(_ device: String, store: String, flags: [SettingKey: SettingValue] = [:]) throws -> (DeviceSetup, DocumentLibrary) {
+        var all: [SettingKey: SettingValue] = [.deviceName: .text(device), .store: .text(store), .useCloud: .bool(true)]
+        all.merge(flags) { _, new in new }
+        let setup = try DeviceSetup(rootPath: root(device).path, containerPath: container.path, flags: all, environment: [:], createRoot: true)
+        var logger = Logger(label: "multidoc.bench.\(device)")
+        logger.logLevel = .error
+        return (setup, setup.makeLibrary(stores: .standard(), logger: logger))
+    }
+}
+
+/// A started program whose output goes to a log file.
+final class Child {
+    let process = Process()
+    let log: URL
+
+    init(_ executable: URL, _ arguments: [String], log: URL) throws {
+        self.log = log
+        process.executableURL = executable
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.hasPrefix("MULTIDOC_") { environment[key] = nil }
+        process.environment = environment
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try handle.close()
+    }
+
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+    /// Waits for the exit (killing it after `timeout`); its status, or nil on timeout.
+    func wait(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now >= deadline {
+                kill(process.processIdentifier, SIGKILL)
+                return nil
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Peak resident memory so far (VmHWM), in bytes.
+    var peakResidentBytes: Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return kilobytes * 1024
+    }
+}
+
+enum Scenarios {
+    /// Two daemons inspecting one document ping each other for `rounds` rounds.
+    static func daemonPing(_ programs: Programs, folder: URL, store: String, fastSave: Bool, rounds: Int) async throws -> [LatencySample] {
+        let space = try Workspace(folder)
+        let (_, a) = try space.library("A", store: store)
+        _ = try await a.create(name: try DocumentName("Ping"))
+        await a.sync()
+        await a.closeAll()
+        let (_, b) = try space.library("B", store: store)
+        await b.sync()
+        await b.closeAll()
+        func daemon(_ device: String, _ extra: [String]) throws -> Child {
+            try Child(programs.multidocd, [
+                "--root", space.root(device).path, "--container", space.container.path, "--device-name", device,
+                "--store", store, "--fast-save", fastSave ? "on" : "off", "--enable-ping", "on", "--inspect", "Ping",
+                "--ping-rounds", String(rounds), "--exit-when-pings-done", "--log-level", "warning",
+            ] + extra, log: folder.appendingPathComponent("multidocd-\(device).log"))
+        }
+        let daemonB = try daemon("B", [])
+        let daemonA = try daemon("A", ["--start-ping"])
+        let limit = Duration.seconds(30 + rounds)
+        let codeA = await daemonA.wait(timeout: limit)
+        let codeB = await daemonB.wait(timeout: limit)
+        guard codeA == 0, codeB == 0 else {
+            throw BenchError("the pinging daemons did not finish (A: \(codeA.map(String.init) ?? "timeout"), B: \(codeB.map(String.init) ?? "timeout")); logs in \(folder.path)")
+        }
+        return LatencyLog(url: DeviceRoot(url: space.root("A")).latenciesURL).read()
+            + LatencyLog(url: DeviceRoot(url: space.root("B")).latenciesURL).read()
+    }
+
+    /// `new` on A (in process) until B, kept in step by the live sync loop the CLI and benchmark
+    /// share, reports the document viewable. One sample per document.
+    static func newToViewable(folder: URL, store: String, documents: Int) async throws -> [Double] {
+        let space = try Workspace(folder)
+        let (_, a) = try space.library("A", store: store)
+        let (setupB, b) = try space.library("B", store: store)
+        await a.sync()
+        await b.sync()
+        let viewable = Mutex<[DocumentID: ContinuousClock.Instant]>([:])
+        let events = await b.events()
+        let listener = Task {
+            for await event in events {
+                if case .becameViewable(let id) = event {
+                    let now = ContinuousClock.now
+                    viewable.withLock { $0[id] = now }
+                }
+            }
+        }
+        let stop = Mutex(false)
+        let loop = Task {
+            await liveSync(b, container: space.container, documents: setupB.root.documentsDirectory, interval: .seconds(5)) {
+                stop.withLock { $0 }
+            }
+        }
+        defer { listener.cancel() }
+        // Let the watcher settle before the first document.
+        try await Task.sleep(for: .milliseconds(200))
+        var samples: [Double] = []
+        for index in 0..<documents {
+            let start = ContinuousClock.now
+            let created = try await a.create(name: try DocumentName("New\(index)"))
+            let deadline = start + .seconds(10)
+            var seen: ContinuousClock.Instant?
+            while seen == nil, ContinuousClock.now < deadline {
+                seen = viewable.withLock { $0[created.id] }
+                if seen == nil { try await Task.sleep(for: .microseconds(200)) }
+            }
+            guard let seen else { throw BenchError("B never reported New\(index) viewable") }
+            let duration = seen - start
+            samples.append(Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
+        }
+        stop.withLock { $0 = true }
+        _ = try await a.create(name: try DocumentName("Stop"))  // wakes the loop so it sees `stop`
+        _ = await loop.value
+        await a.closeAll()
+        await b.closeAll()
+        return samples
+    }
+
+    struct Throughput {
+        var seconds: Double
+        var logs: Int
+    }
+
+    /// A fresh device imports a backlog of `changes` inserts (100 per log) in one pass.
+    static func backlog(folder: URL, store: String, changes: Int) async throws -> Throughput {
+        let space = try Workspace(folder)
+        progress("  writing \(changes) changes in \((changes + 99) / 100) logs …")
+        let filler = ContainerFiller(container: space.container, deviceName: "A")
+        let id = try filler.addDocument(named: "Backlog", rows: changes)
+        let (_, b) = try space.library("B", store: store)
+        progress("  importing into a fresh device …")
+        let start = ContinuousClock.now
+        let report = await b.sync()
+        let seconds = elapsedSeconds(since: start)
+        let rows = try await b.withDocument(id) { document in try document.read().graph.objects.values.filter { $0.entity == "Row" }.count }
+        await b.closeAll()
+        guard rows == changes else { throw BenchError("the fresh device holds \(rows) of \(changes) rows after its pass") }
+        return Throughput(seconds: seconds, logs: report.importedLogs)
+    }
+
+    struct Scale {
+        var fillSeconds: Double
+        var coldListSeconds: Double
+        var warmListSeconds: Double
+        var fullPassMs: Double
+        var listed: Int
+    }
+
+    /// `multidoc list` on a fresh device with `documents` documents in the container (the
+    /// first run discovers and imports them all), again once they are here, and the full pass a
+    /// daemon's rescan runs.
+    static func scale(_ programs: Programs, folder: URL, store: String, documents: Int) async throws -> Scale {
+        let space = try Workspace(folder)
+        let filler = ContainerFiller(container: space.container, deviceName: "A")
+        let fillStart = ContinuousClock.now
+        for index in 0..<documents {
+            try filler.addDocument(named: "Doc\(index)")
+            if (index + 1) % 1000 == 0 { progress("  \(index + 1) documents in the container") }
+        }
+        let fillSeconds = elapsedSeconds(since: fillStart)
+        try FileManager.default.createDirectory(at: space.root("B"), withIntermediateDirectories: true)
+        let arguments = ["list", "--json", "--root", space.root("B").path, "--container", space.container.path, "--store", store, "--device-name", "B"]
+        func list() throws -> (Double, Int) {
+            let start = ContinuousClock.now
+            let child = try Child(programs.multidoc, arguments, log: folder.appendingPathComponent("list.json"))
+            child.process.waitUntilExit()
+            let seconds = elapsedSeconds(since: start)
+            guard child.process.terminationStatus == 0, let data = try? Data(contentsOf: child.log),
+                  let rows = try? JSONSerialization.jsonObject(with: data) as? [Any] else {
+                throw BenchError("multidoc list failed; see \(child.log.path)")
+            }
+            return (seconds, rows.count)
+        }
+        progress("  multidoc list, first run (imports \(documents) documents) …")
+        let (cold, listed) = try list()
+        progress("  multidoc list, again …")
+        let (warm, _) = try list()
+        let (_, b) = try space.library("B", store: store)
+        await b.sync()
+        let start = ContinuousClock.now
+        await b.sync()
+        let pass = elapsedSeconds(since: start) * 1000
+        await b.closeAll()
+        return Scale(fillSeconds: fillSeconds, coldListSeconds: cold, warmListSeconds: warm, fullPassMs: pass, listed: listed)
+    }
+
+    /// The daemon's peak resident memory while it discovers and imports `documents` documents.
+    static func daemonMemory(_ programs: Programs, folder: URL, store: String, documents: Int) async throws -> (bytes: Int, seconds: Double) {
+        let space = try Workspace(folder)
+        let filler = ContainerFiller(container: space.container, deviceName: "A")
+        for index in 0..<documents { try filler.addDocument(named: "Doc\(index)") }
+        let root = space.root("B")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let start = ContinuousClock.now
+        let daemon = try Child(programs.multidocd, [
+            "--root", root.path, "--container", space.container.path, "--device-name", "B", "--store", store,
+            "--rescan-interval", "0.5", "--log-level", "warning",
+        ], log: folder.appendingPathComponent("multidocd.log"))
+        let statusURL = root.appendingPathComponent("multidocd.status.json")
+        func status() -> (documents: Int, passes: Int)? {
+            guard let data = try? Data(contentsOf: statusURL),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let count = object["documents"] as? Int, let passes = object["passes"] as? Int else { return nil }
+            return (count, passes)
+        }
+        let deadline = ContinuousClock.now + .seconds(300)
+        var synced: Int?
+        var seconds = 0.0
+        while ContinuousClock.now < deadline, daemon.process.isRunning {
+            if let now = status() {
+                if synced == nil, now.documents >= documents {
+                    synced = now.passes
+                    seconds = elapsedSeconds(since: start)
+                } else if let synced, now.passes > synced {
+                    break  // one more full pass over everything
+                }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let peak = daemon.peakResidentBytes
+        kill(daemon.process.processIdentifier, SIGTERM)
+        _ = await daemon.wait(timeout: .seconds(20))
+        guard synced != nil, let peak else { throw BenchError("the daemon did not sync \(documents) documents; see \(daemon.log.path)") }
+        return (peak, seconds)
+    }
+}
