@@ -62,9 +62,9 @@ struct New: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap(createRoot: true)
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             let summary = try await library.create(name: try name.map(documentName))
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             await library.closeAll()
             if options.json { try printJSON(DocumentRow(summary)) } else { print("\(summary.name)\t\(summary.id)") }
         }
@@ -78,7 +78,7 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             let documents = await library.list()
             await library.closeAll()
             if options.json { try printJSON(documents.map(DocumentRow.init)); return }
@@ -116,7 +116,7 @@ struct Show: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             let detail = try await library.detail(record.id, segue: true)
             let recovery = await library.recoveryReports[record.id]
@@ -150,7 +150,7 @@ struct Edit: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             if let text {
                 try await library.setText(record.id, text)
@@ -160,7 +160,7 @@ struct Edit: AsyncParsableCommand {
                 let current = try await library.detail(record.id).text
                 try await library.setText(record.id, try editInEditor(current))
             }
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             let detail = try await library.detail(record.id)
             await library.closeAll()
             if options.json { try printJSON(DocumentRow(detail.summary)) } else { print("saved \(detail.summary.name)") }
@@ -190,7 +190,7 @@ struct Remove: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             try await library.delete(record.id)
             await library.closeAll()
@@ -209,10 +209,10 @@ struct Rename: AsyncParsableCommand {
         try await runCommand {
             let (_, library) = try options.bootstrap()
             let name = try documentName(newName)
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             try await library.rename(record.id, to: name)
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             await library.closeAll()
             if options.json { try printJSON(["renamed": record.id.description, "name": name.rawValue]) } else { print("renamed \(record.name) to \(name)") }
         }
@@ -249,7 +249,7 @@ struct MoveToCloud: AsyncParsableCommand {
             let (_, library) = try options.bootstrap()
             let record = try await library.resolve(document)
             let moved = try await library.moveToCloud(record.id)
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             await library.closeAll()
             if options.json {
                 try printJSON(["moved": record.id.description, "uuid": moved.description, "location": "cloud"])
@@ -276,7 +276,7 @@ struct MoveToLocal: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await library.sync(), json: options.json)
+            reportSync(await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             let local = try await library.moveToLocal(record.id, choice: keepCloud ? .keepCloud : .removeCloud)
             await library.closeAll()

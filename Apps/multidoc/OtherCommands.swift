@@ -34,7 +34,7 @@ struct SyncCommand: AsyncParsableCommand {
                 printer.cancel()
                 return
             }
-            let report = await library.sync()
+            let report = await syncPass(library, json: options.json)
             await library.closeAll()
             let output = Output(cloudAvailable: report.cloudAvailable, discovered: report.discovered, removed: report.removed,
                                 importedLogs: report.importedLogs, exportedLogs: report.exportedLogs,

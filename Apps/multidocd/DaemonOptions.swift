@@ -67,6 +67,13 @@ struct DaemonOptions: Sendable {
             rescanInterval = .seconds(5)
         }
 
+        if let raw = command.autosaveInterval {
+            guard let seconds = Double(raw), seconds.isFinite, seconds >= 0.05, seconds <= 86_400 else {
+                throw DaemonError.usage("bad value '\(raw)' for --autosave-interval; expected seconds between 0.05 and 86400")
+            }
+            autosaveInterval = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+
         inspect = command.inspect
         startPing = command.startPing
         exitWhenPingsDone = command.exitWhenPingsDone

@@ -73,6 +73,9 @@ struct Multidocd: AsyncParsableCommand {
     @Option(name: .customLong("rescan-interval"), help: ArgumentHelp("Seconds between full rescans, the safety net under inotify (default 5).", valueName: "seconds"))
     var rescanInterval: String?
 
+    @Option(name: .customLong("autosave-interval"), help: ArgumentHelp("With FastSave off, seconds between shipping saved logs (default 2).", valueName: "seconds"))
+    var autosaveInterval: String?
+
     @Flag(name: .customLong("exit-when-pings-done"), help: "Stop gracefully once --ping-rounds pings were sent (needs --inspect and --ping-rounds).")
     var exitWhenPingsDone = false
 

@@ -14,8 +14,11 @@ extension DocumentLibrary {
     /// With `documents`, a targeted pass (after inotify named the documents that changed): only
     /// those are discovered, shipped and imported; identity, tombstones, compaction and the
     /// registry wait for the next full pass.
+    ///
+    /// `progress`, if given, is called after each document of the pass with how many are done
+    /// (front ends show it for long passes: a first sync of many documents, a large backlog).
     @discardableResult
-    public func sync(documents only: Set<DocumentID>? = nil) async -> SyncReport {
+    public func sync(documents only: Set<DocumentID>? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil) async -> SyncReport {
         var report = SyncReport()
         guard let replicator else {
             report.cloudAvailable = false
@@ -34,6 +37,7 @@ extension DocumentLibrary {
             return report
         }
         if !cloudAvailable {
+            quiet = [:]
             setCloudAvailable(true)
             emit(.cloudAvailability(available: true, detail: "container \(container.root.path) is available again"))
             logger.notice("container available again")
@@ -83,7 +87,17 @@ extension DocumentLibrary {
         }
 
         var applied: [DocumentID: [DeviceID: UInt64]] = [:]
-        for record in root.records() where record.location == .cloud && (only?.contains(record.id) ?? true) {
+        let passing = root.records().filter { $0.location == .cloud && (only?.contains($0.id) ?? true) }
+        if only == nil { fullPasses += 1 }
+        let thorough = only != nil || fullPasses % Self.thoroughPassInterval == 1
+        for (index, record) in passing.enumerated() {
+            defer { progress?(SyncProgress(done: index + 1, total: passing.count, importedLogs: report.importedLogs)) }
+            if !thorough, let mark = quiet[record.id], mark.record == record, quietStamps(record, container) == mark.stamps {
+                applied[record.id] = mark.applied
+                report.skippedQuiet += 1
+                continue
+            }
+            quiet[record.id] = nil
             do {
                 let document = try await open(record)
                 if record.origin == .created,
@@ -101,7 +115,8 @@ extension DocumentLibrary {
                     emit(.quarantined(file.description))
                     logger.warning("quarantined", metadata: ["file": "\(file.url.path)", "reason": "\(file.reason)"])
                 }
-                for copy in container.conflictCopies(record.id) {
+                let copies = container.conflictCopies(record.id)
+                for copy in copies {
                     let note = "\(copy.path): conflict copy made by the replication engine, not imported"
                     if !report.quarantined.contains(note) { report.quarantined.append(note) }
                 }
@@ -121,6 +136,10 @@ extension DocumentLibrary {
                 }
                 if only == nil { _ = try? replicator.compact(record.id, store: document.store) }
                 applied[record.id] = contents.sync.applied
+                if imported.quarantined.isEmpty, !imported.waitingForGap, imported.progress.percent >= 100,
+                   contents.sync.outbox.isEmpty, copies.isEmpty, root.record(record.id) == record, let stamps = quietStamps(record, container) {
+                    quiet[record.id] = QuietMark(record: record, stamps: stamps, applied: contents.sync.applied)
+                }
             } catch {
                 report.problems.append("\(record.name): \(error)")
             }
@@ -132,6 +151,22 @@ extension DocumentLibrary {
             report.problems.append("\(error)")
         }
         return report
+    }
+
+    /// Every this many full passes, quiet documents are looked at too (compaction and pruning
+    /// depend on what other devices registered, which a document's own folders do not show).
+    static var thoroughPassInterval: Int { 12 }
+
+    /// The stamps that decide whether a document is still quiet: its container folders and its
+    /// local store files (another process of this device saving changes them). Nil when any of
+    /// them changed in the last two seconds: file times come from a coarse clock, so a change
+    /// in the same tick would not show, and such a document is looked at again next time.
+    func quietStamps(_ record: LocalDocumentRecord, _ container: Container) -> [FileStamp]? {
+        let store = root.storeURL(record).path
+        let stamps = container.folderSignature(record.id)
+            + [FileStamp(path: store), FileStamp(path: store + "-wal"), FileStamp(path: store + "-journal")]
+        let recent = FileStamp.now() - 2_000_000_000
+        return stamps.contains { $0.modified > recent } ? nil : stamps
     }
 
     /// Whether to go on syncing with this container; asks the front end's policy if its

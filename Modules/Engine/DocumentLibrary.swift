@@ -62,6 +62,11 @@ public actor DocumentLibrary {
     var identityChecked = false
     /// Whether the last sync pass found the container usable.
     public private(set) var cloudAvailable = true
+    /// Documents a full pass found with nothing to do, and the folder and store stamps it saw
+    /// then: later full passes skip them while the stamps stay the same (see `+Sync`).
+    var quiet: [DocumentID: QuietMark] = [:]
+    /// Full passes run by this library (every ``thoroughPassInterval``-th skips nothing).
+    var fullPasses = 0
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -420,7 +425,7 @@ public actor DocumentLibrary {
     /// its tombstone).
     @discardableResult
     public func moveToLocal(_ id: DocumentID, choice: MoveToLocalChoice) async throws -> DocumentID {
-        guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
         guard record.location == .cloud else { throw EngineError.notInCloud(record.name.rawValue) }
         switch choice {
         case .keepUsingCloud:

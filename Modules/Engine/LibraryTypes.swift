@@ -1,3 +1,4 @@
+import FileIO
 import Foundation
 import Model
 import Storage
@@ -28,6 +29,26 @@ public struct DocumentDetail: Sendable, Equatable {
 }
 
 /// What happened in the library, for front ends to show (the seed's notifications).
+/// A document a full pass found quiet: nothing to import, ship or report. Kept in memory only.
+struct QuietMark: Sendable {
+    var record: LocalDocumentRecord
+    var stamps: [FileStamp]
+    var applied: [DeviceID: UInt64]
+}
+
+/// How far a sync pass is: documents done of those it looks at, and logs imported so far.
+public struct SyncProgress: Sendable, Equatable {
+    public var done: Int
+    public var total: Int
+    public var importedLogs: Int
+
+    public init(done: Int, total: Int, importedLogs: Int) {
+        self.done = done
+        self.total = total
+        self.importedLogs = importedLogs
+    }
+}
+
 public enum LibraryEvent: Sendable, Equatable {
     case documentAdded(DocumentSummary)
     case documentRemoved(DocumentID, name: String)
@@ -74,6 +95,8 @@ public struct SyncReport: Sendable, Equatable {
     public var exportedLogs = 0
     public var quarantined: [String] = []
     public var problems: [String] = []
+    /// Documents a full pass skipped because nothing changed since it last found them quiet.
+    public var skippedQuiet = 0
 
     public init() {}
 }

@@ -156,6 +156,17 @@ public struct Container: Sendable {
             .sorted { ($0.createdAt, $0.createdBy) < ($1.createdAt, $1.createdBy) }
     }
 
+    /// Stamps of a document's folders (the document folder, `logs/`, each `logs/<device>/`,
+    /// `baselines/`). Files in the container are written once and renamed into place, so a new,
+    /// removed or renamed file changes one of them: equal signatures mean nothing arrived.
+    public func folderSignature(_ id: DocumentID) -> [FileStamp] {
+        let folder = documentDirectory(id)
+        let logs = folder.appendingPathComponent("logs")
+        var stamps = [FileStamp(path: folder.path), FileStamp(path: logs.path), FileStamp(path: baselinesDirectory(id).path)]
+        for device in Self.listNames(logs) { stamps.append(FileStamp(path: logs.appendingPathComponent(device).path)) }
+        return stamps
+    }
+
     /// Devices with logs for a document.
     public func logDevices(_ id: DocumentID) -> [DeviceID] {
         Self.listNames(documentDirectory(id).appendingPathComponent("logs")).compactMap(DeviceID.init)

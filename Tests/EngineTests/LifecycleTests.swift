@@ -57,6 +57,19 @@ import TestSupport
         #expect(try await a.detail(created.id).text.hasSuffix(" START"))
     }
 
+    @Test func aPassReportsItsProgressDocumentByDocument() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .json)
+        for _ in 0..<3 { _ = try await a.create() }
+        let b = try harness.device("B", backend: .json)
+        let seen = LockedBox<[SyncProgress]>([])
+        let report = await b.sync(progress: { progress in seen.mutate { $0.append(progress) } })
+        #expect(seen.value.map(\.done) == [1, 2, 3])
+        #expect(seen.value.allSatisfy { $0.total == 3 })
+        #expect(seen.value.last?.importedLogs == report.importedLogs && report.importedLogs == 3)
+    }
+
     @Test func handlerOpensOnceForManyConcurrentCallers() async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }
@@ -150,5 +163,50 @@ import TestSupport
         let b = try harness.device("B", backend: .sqlite)
         await b.sync()
         #expect(try await b.detail(created.id).text == "héllo 日本 🎉!")
+    }
+}
+
+@Suite struct QuietDocumentTests {
+    /// Sets the modification time of everything under `url` an hour back, as if nothing had
+    /// changed there for a while (a pass trusts only stamps older than two seconds).
+    func age(_ url: URL) throws {
+        let old = Date().addingTimeInterval(-3600)
+        var paths = [url]
+        if let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil) {
+            while let next = enumerator.nextObject() as? URL { paths.append(next) }
+        }
+        for path in paths { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path.path) }
+    }
+
+    @Test func fullPassesSkipQuietDocumentsUntilSomethingArrivesOrIsSaved() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite)
+        let first = try await a.create()
+        let second = try await a.create()
+        let b = try harness.device("B", backend: .sqlite)
+        await b.sync()
+        try age(harness.folder.url)
+        #expect(await b.sync().skippedQuiet == 0, "the first look at each document is whole")
+        let quiet = await b.sync()
+        #expect(quiet.skippedQuiet == 2 && quiet.importedLogs == 0)
+
+        // A peer's log lands in one document: that one is looked at and imported, the other skipped.
+        try await a.appendText(first.id, " from A")
+        let woken = await b.sync()
+        #expect(woken.importedLogs == 1 && woken.skippedQuiet == 1)
+        #expect(try await b.detail(first.id).text.hasSuffix(" from A"))
+
+        // Another process of B saves (FastSave off): the store's stamp changes, the pass ships it.
+        try age(harness.folder.url)
+        _ = await b.sync()
+        #expect(await b.sync().skippedQuiet == 2)
+        let otherProcess = try harness.device("B", backend: .sqlite, settings: [.fastSave: .bool(false)])
+        try await otherProcess.appendText(second.id, " from B's other process")
+        await otherProcess.closeAll()
+        let shipped = await b.sync()
+        #expect(shipped.exportedLogs == 1, "\(shipped)")
+        await a.sync()
+        #expect(try await a.detail(second.id).text.hasSuffix(" from B's other process"))
     }
 }

@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file's or folder's modification time and size, as `stat(2)` gives them: cheap change
+/// detection for write-once files renamed into folders (a rename changes the folder's time).
+public struct FileStamp: Hashable, Sendable {
+    /// Nanoseconds since 1970, or -1 when the path does not exist.
+    public var modified: Int64
+    public var size: Int64
+
+    /// The stamp of `path` now (`modified` is -1 if it does not exist).
+    public init(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            modified = -1
+            size = 0
+            return
+        }
+        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        size = Int64(info.st_size)
+    }
+
+    /// The real time now in the same unit, for deciding whether a stamp is too recent to trust
+    /// (file times are taken from a coarse clock, so a change in the same tick as the stamp
+    /// was read would not show: "racily clean", as git calls it).
+    public static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+}
