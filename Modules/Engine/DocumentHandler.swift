@@ -35,6 +35,11 @@ actor DocumentHandler {
     private var opening: [DocumentID: Task<OpenDocument, any Error>] = [:]
     /// How many times a store was actually opened (tests check that concurrent callers share one).
     private(set) var openCount = 0
+    /// Calls to ``open(_:create:forPass:)`` per document, and for documents a sync pass opened
+    /// (they were closed when it began) the count after the pass's own latest call: if nobody
+    /// else asked since, the pass closes them again when it ends.
+    private var calls: [DocumentID: Int] = [:]
+    private var openedByPass: [DocumentID: Int] = [:]
 
     init(stores: StoreProvider, root: DeviceRoot) {
         self.stores = stores
@@ -43,7 +48,12 @@ actor DocumentHandler {
 
     func isOpen(_ id: DocumentID) -> Bool { open[id] != nil }
 
-    func open(_ record: LocalDocumentRecord, create: Bool) async throws -> OpenDocument {
+    func open(_ record: LocalDocumentRecord, create: Bool, forPass: Bool = false) async throws -> OpenDocument {
+        let count = (calls[record.id] ?? 0) + 1
+        calls[record.id] = count
+        if forPass, open[record.id] == nil && opening[record.id] == nil || openedByPass[record.id] == count - 1 {
+            openedByPass[record.id] = count
+        }
         if let document = open[record.id], document.record == record { return document }
         if let task = opening[record.id] { return try await task.value }
         if let stale = open.removeValue(forKey: record.id) { stale.store.close() }
@@ -80,6 +90,16 @@ actor DocumentHandler {
 
     func close(_ id: DocumentID) {
         open.removeValue(forKey: id)?.store.close()
+    }
+
+    /// Closes the documents a sync pass opened that nobody else asked for meanwhile (except
+    /// `keep`), so a pass over thousands of documents leaves neither thousands of open files
+    /// nor their caches behind.
+    func closeWhatPassesOpened(except keep: DocumentID?) {
+        for (id, count) in openedByPass where id != keep && calls[id] == count && opening[id] == nil {
+            close(id)
+        }
+        openedByPass.removeAll()
     }
 
     func closeAll() {

@@ -76,7 +76,7 @@ extension DocumentLibrary {
                 id: id, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
                 location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy)
             do {
-                _ = try await openDocument(record, create: true)
+                _ = try await openDocument(record, create: true, forPass: true)
                 try root.save(record)
                 report.discovered.append(info.name.rawValue)
                 emit(.documentAdded(await summary(of: record)))
@@ -99,7 +99,7 @@ extension DocumentLibrary {
             }
             quiet[record.id] = nil
             do {
-                let document = try await open(record)
+                let document = try await open(record, forPass: true)
                 if record.origin == .created,
                    !FileManager.default.fileExists(atPath: container.infoURL(record.id, device: identity.id).path) {
                     try publish(document, baseline: true)
@@ -144,6 +144,7 @@ extension DocumentLibrary {
                 report.problems.append("\(record.name): \(error)")
             }
         }
+        await closeWhatThePassOpened()
         guard only == nil else { return report }
         do {
             try replicator.register(applied: applied)
@@ -163,8 +164,12 @@ extension DocumentLibrary {
     /// in the same tick would not show, and such a document is looked at again next time.
     func quietStamps(_ record: LocalDocumentRecord, _ container: Container) -> [FileStamp]? {
         let store = root.storeURL(record).path
+        // An empty write-ahead log holds nothing (opening a WAL store makes one): the main file's
+        // stamp covers it. A commit makes it grow.
+        var wal = FileStamp(path: store + "-wal")
+        if wal.size == 0 { wal.modified = -1 }
         let stamps = container.folderSignature(record.id)
-            + [FileStamp(path: store), FileStamp(path: store + "-wal"), FileStamp(path: store + "-journal")]
+            + [FileStamp(path: store), wal, FileStamp(path: store + "-journal")]
         let recent = FileStamp.now() - 2_000_000_000
         return stamps.contains { $0.modified > recent } ? nil : stamps
     }

@@ -216,9 +216,9 @@ public actor DocumentLibrary {
     }
 
     /// Opens a document, recovering it if the store is damaged and AttemptErrorRecovery is on.
-    func open(_ record: LocalDocumentRecord) async throws -> OpenDocument {
+    func open(_ record: LocalDocumentRecord, forPass: Bool = false) async throws -> OpenDocument {
         do {
-            let document = try await handler.open(record, create: false)
+            let document = try await handler.open(record, create: false, forPass: forPass)
             problems[record.id] = nil
             if record.location == .local { keepLastGoodCopy(of: document) }
             return document
@@ -239,9 +239,11 @@ public actor DocumentLibrary {
         if !value { identityChecked = false }
     }
     func closeDocument(_ id: DocumentID) async { await handler.close(id) }
-    func openDocument(_ record: LocalDocumentRecord, create: Bool) async throws -> OpenDocument {
-        try await handler.open(record, create: create)
+    func openDocument(_ record: LocalDocumentRecord, create: Bool, forPass: Bool = false) async throws -> OpenDocument {
+        try await handler.open(record, create: create, forPass: forPass)
     }
+    /// Closes what the pass opened and nobody else uses (the inspected document stays open).
+    func closeWhatThePassOpened() async { await handler.closeWhatPassesOpened(except: ping.inspected) }
     /// How many stores the handler really opened (concurrent callers share one open).
     public func storeOpenCount() async -> Int { await handler.openCountForTesting() }
 
