@@ -24,6 +24,8 @@ public struct DeviceRoot: Sendable {
     public var documentsDirectory: URL { url.appendingPathComponent("Documents") }
     public var deviceFileURL: URL { url.appendingPathComponent("device.json") }
     public var latenciesURL: URL { url.appendingPathComponent("latencies.json") }
+    /// Documents the last full passes found quiet (a cache: deleting it costs one slower pass).
+    public var quietIndexURL: URL { url.appendingPathComponent("quiet-index.json") }
     public var copyOfContainerURL: URL { documentsDirectory.appendingPathComponent("copyOfCloudContainer") }
     public var daemonLockURL: URL { url.appendingPathComponent("multidocd.lock") }
     public var daemonStatusURL: URL { url.appendingPathComponent("multidocd.status.json") }

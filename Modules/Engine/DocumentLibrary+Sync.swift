@@ -37,7 +37,7 @@ extension DocumentLibrary {
             return report
         }
         if !cloudAvailable {
-            quiet = [:]
+            if !quiet.isEmpty { quiet = [:]; quietChanged = true }
             setCloudAvailable(true)
             emit(.cloudAvailability(available: true, detail: "container \(container.root.path) is available again"))
             logger.notice("container available again")
@@ -88,16 +88,14 @@ extension DocumentLibrary {
 
         var applied: [DocumentID: [DeviceID: UInt64]] = [:]
         let passing = root.records().filter { $0.location == .cloud && (only?.contains($0.id) ?? true) }
-        if only == nil { fullPasses += 1 }
-        let thorough = only != nil || fullPasses % Self.thoroughPassInterval == 1
         for (index, record) in passing.enumerated() {
             defer { progress?(SyncProgress(done: index + 1, total: passing.count, importedLogs: report.importedLogs)) }
-            if !thorough, let mark = quiet[record.id], mark.record == record, quietStamps(record, container) == mark.stamps {
+            if only == nil, let mark = trustedQuietMark(record) {
                 applied[record.id] = mark.applied
                 report.skippedQuiet += 1
                 continue
             }
-            quiet[record.id] = nil
+            if quiet.removeValue(forKey: record.id) != nil { quietChanged = true }
             do {
                 let document = try await open(record, forPass: true)
                 if record.origin == .created,
@@ -138,7 +136,10 @@ extension DocumentLibrary {
                 applied[record.id] = contents.sync.applied
                 if imported.quarantined.isEmpty, !imported.waitingForGap, imported.progress.percent >= 100,
                    contents.sync.outbox.isEmpty, copies.isEmpty, root.record(record.id) == record, let stamps = quietStamps(record, container) {
-                    quiet[record.id] = QuietMark(record: record, stamps: stamps, applied: contents.sync.applied)
+                    quiet[record.id] = QuietMark(
+                        record: record, stamps: stamps, applied: contents.sync.applied, viewable: !contents.graph.objects.isEmpty,
+                        modified: contents.graph.textEntry?.modified, markedAt: FileStamp.now())
+                    quietChanged = true
                 }
             } catch {
                 report.problems.append("\(record.name): \(error)")
@@ -146,6 +147,7 @@ extension DocumentLibrary {
         }
         await closeWhatThePassOpened()
         guard only == nil else { return report }
+        saveQuietIndex(keeping: Set(passing.map(\.id)))
         do {
             try replicator.register(applied: applied)
         } catch {
@@ -154,9 +156,43 @@ extension DocumentLibrary {
         return report
     }
 
-    /// Every this many full passes, quiet documents are looked at too (compaction and pruning
-    /// depend on what other devices registered, which a document's own folders do not show).
-    static var thoroughPassInterval: Int { 12 }
+    /// How long a quiet mark is trusted: five minutes, plus up to five more spread by document
+    /// so that re-checks do not all land in one pass. Compaction and pruning depend on what
+    /// other devices registered, which a document's own folders do not show.
+    static func recheckAfter(_ id: DocumentID) -> Int64 {
+        let spread = Int64(id.uuid.uuid.15) * 300_000_000_000 / 255
+        return 300_000_000_000 + spread
+    }
+
+    /// The document's quiet mark, if it is still true: same record, same stamps, not too old.
+    func trustedQuietMark(_ record: LocalDocumentRecord) -> QuietMark? {
+        guard let mark = quiet[record.id], mark.record == record, let replicator,
+              FileStamp.now() - mark.markedAt < Self.recheckAfter(record.id),
+              quietStamps(record, replicator.container) == mark.stamps else { return nil }
+        return mark
+    }
+
+    static func loadQuietIndex(_ root: DeviceRoot) -> [DocumentID: QuietMark] {
+        guard let data = try? Data(contentsOf: root.quietIndexURL),
+              let marks = try? JSONDecoder.multidoc.decode([QuietMark].self, from: data) else { return [:] }
+        return Dictionary(marks.map { ($0.record.id, $0) }) { first, _ in first }
+    }
+
+    /// Writes the quiet marks of documents that still exist, if they changed. A failed write
+    /// only costs the next process a slower pass.
+    func saveQuietIndex(keeping ids: Set<DocumentID>) {
+        let stale = quiet.keys.filter { !ids.contains($0) }
+        for id in stale { quiet[id] = nil }
+        guard quietChanged || !stale.isEmpty else { return }
+        let marks = quiet.values.sorted { $0.record.id < $1.record.id }
+        guard let data = try? JSONEncoder.multidoc.encode(marks) else { return }
+        do {
+            try AtomicFile.write(data, to: root.quietIndexURL)
+            quietChanged = false
+        } catch {
+            logger.debug("cannot write the quiet index", metadata: ["error": "\(error)"])
+        }
+    }
 
     /// The stamps that decide whether a document is still quiet: its container folders and its
     /// local store files (another process of this device saving changes them). Nil when any of

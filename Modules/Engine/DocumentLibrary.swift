@@ -65,8 +65,8 @@ public actor DocumentLibrary {
     /// Documents a full pass found with nothing to do, and the folder and store stamps it saw
     /// then: later full passes skip them while the stamps stay the same (see `+Sync`).
     var quiet: [DocumentID: QuietMark] = [:]
-    /// Full passes run by this library (every ``thoroughPassInterval``-th skips nothing).
-    var fullPasses = 0
+    /// Whether `quiet` changed since it was last written to the device root.
+    var quietChanged = false
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -79,6 +79,7 @@ public actor DocumentLibrary {
             replicator = nil
         }
         handler = DocumentHandler(stores: configuration.stores, root: configuration.root)
+        quiet = Self.loadQuietIndex(configuration.root)
     }
 
     /// Replaces the settings in force (the daemon's SIGHUP).
@@ -127,6 +128,15 @@ public actor DocumentLibrary {
             return summary
         }
         let open = await handler.isOpen(record.id)
+        if let mark = trustedQuietMark(record) {
+            // Nothing changed since a pass found it quiet: no need to open the store.
+            summary.state = open ? .normal : .closed
+            summary.viewable = mark.viewable
+            summary.modified = mark.modified
+            summary.downloadPercent = 100
+            if !summary.viewable { summary.state.insert(.editingDisabled) }
+            return summary
+        }
         do {
             let contents = try await handler.peek(record)
             summary.state = open ? .normal : .closed

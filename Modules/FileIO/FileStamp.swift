@@ -6,7 +6,7 @@ import Darwin
 
 /// A file's or folder's modification time and size, as `stat(2)` gives them: cheap change
 /// detection for write-once files renamed into folders (a rename changes the folder's time).
-public struct FileStamp: Hashable, Sendable {
+public struct FileStamp: Hashable, Sendable, Codable {
     /// Nanoseconds since 1970, or -1 when the path does not exist.
     public var modified: Int64
     public var size: Int64

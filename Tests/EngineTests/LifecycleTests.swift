@@ -190,6 +190,13 @@ import TestSupport
         #expect(await b.sync().skippedQuiet == 0, "the first look at each document is whole")
         let quiet = await b.sync()
         #expect(quiet.skippedQuiet == 2 && quiet.importedLogs == 0)
+        // A new process on the same root (a CLI command) trusts the marks too, and lists
+        // without opening a store.
+        let command = try harness.device("B", backend: .sqlite)
+        #expect(await command.sync().skippedQuiet == 2)
+        #expect(await command.list().map(\.viewable) == [true, true])
+        #expect(await command.storeOpenCount() == 0)
+        await command.closeAll()
 
         // A peer's log lands in one document: that one is looked at and imported, the other skipped.
         try await a.appendText(first.id, " from A")
