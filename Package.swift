@@ -90,6 +90,11 @@ let package = Package(
             dependencies: ["TestSupport", "Engine", "Sync", "Storage", "Settings", "Model"],
             path: "Tests/DaemonTests"
         ),
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "TestSupport"],
+            path: "Tests/ReliabilityTests"
+        ),
     ]
 )
 

@@ -195,7 +195,7 @@ public actor DocumentLibrary {
         let changes: [Change] = [
             .insert(ObjectID(configuration.newUUID().uuidString.lowercased()), entity: Entity.textEntry, attributes: [
                 Entity.TextEntry.text: .string(identity.creationText),
-                Entity.TextEntry.modified: .date(configuration.now()),
+                Entity.TextEntry.modified: .date(modifiedNow()),
             ]),
             .insert(ObjectID.seed("model-version"), entity: Entity.modelVersion, attributes: [
                 Entity.ModelVersion.version: .int(SchemaVersion.current),
@@ -281,8 +281,15 @@ public actor DocumentLibrary {
             throw EngineError.storeFailed(document: document.record.name.rawValue, detail: "not viewable yet: its first import has not completed")
         }
         try save([.update(entry.id, attributes: [
-            Entity.TextEntry.text: .string(text), Entity.TextEntry.modified: .date(configuration.now()),
+            Entity.TextEntry.text: .string(text), Entity.TextEntry.modified: .date(modifiedNow()),
         ])], to: document)
+    }
+
+    /// The `modified` date of a save, in whole milliseconds: a date that survives the trip
+    /// through a log (seconds since 1970 as a JSON number) and back unchanged, so the writer and
+    /// its peers hold the same graph. A finer date came back one rounding step off on peers.
+    func modifiedNow() -> Date {
+        Date(timeIntervalSince1970: (configuration.now().timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 
     /// Appends to the document's text.
@@ -454,6 +461,16 @@ public actor DocumentLibrary {
         case .keepCloud:
             // The local copy becomes a separate document with a new UUID; the cloud one stays.
             let document = try await open(record)
+            // Saves still waiting in the outbox (FastSave off, or the container was away) belong
+            // to the cloud copy: ship them before its local store goes, or peers never get them.
+            if let replicator, !(try document.read().sync.outbox.isEmpty) {
+                do {
+                    try replicator.flush(id, in: document.store)
+                } catch {
+                    throw EngineError.containerUnavailable("cannot ship \(record.name)'s waiting saves before keeping a local copy: \(error)")
+                }
+                document.invalidate()
+            }
             let contents = try document.read()
             await handler.close(id)
             return try rekeyAsLocal(record, contents: contents)
