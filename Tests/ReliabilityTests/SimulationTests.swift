@@ -10,7 +10,7 @@ import TestSupport
 enum SimulationPlan {
     static let environment = ProcessInfo.processInfo.environment
     static let defaultSeeds: [UInt64] = [1, 2, 3, 4, 5, 6]
-    static let defaultSteps = 400
+    static let defaultSteps = 350
 
     static var seeds: [UInt64] {
         if let text = environment["MULTIDOC_SIM_SEED"], let seed = UInt64(text) { return [seed] }
