@@ -96,10 +96,16 @@ actor DocumentHandler {
     /// `keep`), so a pass over thousands of documents leaves neither thousands of open files
     /// nor their caches behind.
     func closeWhatPassesOpened(except keep: DocumentID?) {
-        for (id, count) in openedByPass where id != keep && calls[id] == count && opening[id] == nil {
-            close(id)
-        }
+        for id in Array(openedByPass.keys) { closeIfOpenedByPass(id, except: keep) }
         openedByPass.removeAll()
+    }
+
+    /// Closes one document if a pass opened it and nobody else asked for it meanwhile: a pass
+    /// closes each document as soon as it is done with it, so a first pass over thousands of
+    /// documents holds one open at a time.
+    func closeIfOpenedByPass(_ id: DocumentID, except keep: DocumentID?) {
+        guard let count = openedByPass.removeValue(forKey: id), id != keep, calls[id] == count, opening[id] == nil else { return }
+        close(id)
     }
 
     func closeAll() {

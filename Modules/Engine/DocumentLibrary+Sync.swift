@@ -84,6 +84,7 @@ extension DocumentLibrary {
             } catch {
                 report.problems.append("cannot create a local copy of \(info.name): \(error)")
             }
+            await closeIfThePassOpened(id)
         }
 
         var applied: [DocumentID: [DeviceID: UInt64]] = [:]
@@ -144,6 +145,7 @@ extension DocumentLibrary {
             } catch {
                 report.problems.append("\(record.name): \(error)")
             }
+            await closeIfThePassOpened(record.id)
         }
         await closeWhatThePassOpened()
         guard only == nil else { return report }

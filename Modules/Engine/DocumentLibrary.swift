@@ -254,6 +254,7 @@ public actor DocumentLibrary {
     }
     /// Closes what the pass opened and nobody else uses (the inspected document stays open).
     func closeWhatThePassOpened() async { await handler.closeWhatPassesOpened(except: ping.inspected) }
+    func closeIfThePassOpened(_ id: DocumentID) async { await handler.closeIfOpenedByPass(id, except: ping.inspected) }
     /// How many stores the handler really opened (concurrent callers share one open).
     public func storeOpenCount() async -> Int { await handler.openCountForTesting() }
 
