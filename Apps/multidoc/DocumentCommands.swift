@@ -51,7 +51,10 @@ func printTable(_ rows: [[String]]) {
 func reportSync(_ report: SyncReport, json: Bool) {
     guard !json else { return }
     for note in report.quarantined { FileHandle.standardError.write(Data("multidoc: warning: \(note)\n".utf8)) }
-    for problem in report.problems { FileHandle.standardError.write(Data("multidoc: warning: \(problem)\n".utf8)) }
+    for problem in report.problems {
+        let hint = problem.hasSuffix("staying local") ? " (run `multidoc container adopt` to sync with the new container)" : ""
+        FileHandle.standardError.write(Data("multidoc: warning: \(problem)\(hint)\n".utf8))
+    }
 }
 
 struct New: AsyncParsableCommand {

@@ -55,13 +55,17 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The one bootstrap: resolves the device and builds its library with the real stores.
-    func bootstrap(createRoot: Bool = false) throws -> (DeviceSetup, DocumentLibrary) {
+    /// `onContainerChange` answers when the container's identity changed (reset, or another
+    /// container mounted): commands stay local unless the user runs `container adopt`.
+    func bootstrap(
+        createRoot: Bool = false, onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
+    ) throws -> (DeviceSetup, DocumentLibrary) {
         let setup = try DeviceSetup(
             rootPath: root, containerPath: container, flags: try settingFlags(),
             environment: ProcessInfo.processInfo.environment, createRoot: createRoot)
         var logger = Logger(label: "multidoc")
         logger.logLevel = verbose ? .info : .error
-        let library = setup.makeLibrary(stores: makeStores(), logger: logger)
+        let library = setup.makeLibrary(stores: makeStores(), logger: logger, onContainerChange: onContainerChange)
         return (setup, library)
     }
 }

@@ -270,7 +270,7 @@ struct Status: AsyncParsableCommand {
 struct ContainerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "container", abstract: "Look at, copy, verify or reset the shared container.",
-        subcommands: [ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerReset.self],
+        subcommands: [ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerReset.self, ContainerAdopt.self],
         defaultSubcommand: ContainerStatus.self)
 
     static func container(_ setup: DeviceSetup) throws -> Container {
@@ -393,14 +393,46 @@ struct ContainerCommand: AsyncParsableCommand {
                 guard yes else { throw CLIError(message: "resetting removes every document from the container; add --yes to do it", code: 64) }
                 let (setup, _) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
+                // The new identity names the old ones, so devices whose replica still holds an
+                // old identity file know the container was reset (Docs/CONTAINER-FORMAT.md).
+                let old = ((try? container.identities()) ?? []).map(\.containerID)
                 for url in [container.identityDirectory, container.devicesDirectory, container.documentsDirectory, container.tombstonesDirectory] {
                     try? FileManager.default.removeItem(at: url)
                 }
-                let identity = try container.seedIdentity(device: setup.identity.id, now: Date())
-                var device = try setup.root.loadDevice(defaultName: setup.identity.name, model: setup.identity.model, newID: UUID.init)
-                device.containerID = identity.containerID
-                try setup.root.saveDevice(device)
+                let identity = try container.seedIdentity(device: setup.identity.id, now: Date(), replacing: old)
+                // This device adopts it as every other device will: its cloud documents were in
+                // the old container, so they become local documents (nothing is lost).
+                let (_, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })
+                let report = await library.sync()
+                await library.closeAll()
                 print("container reset; new identity \(identity.containerID.uuidString.lowercased())")
+                for problem in report.problems { print("  \(problem)") }
+            }
+        }
+    }
+
+    struct ContainerAdopt: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "adopt",
+            abstract: "Sync with a container whose identity changed (it was reset, or another one was mounted).",
+            discussion: """
+                Cloud documents the container does not have become local documents; after a reset, \
+                that is every cloud document of the old container. Nothing is deleted.
+                """)
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await runCommand {
+                let (setup, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })
+                _ = try ContainerCommand.container(setup)
+                let report = await syncPass(library, json: options.json)
+                await library.closeAll()
+                if options.json {
+                    try printJSON(["cloudAvailable": "\(report.cloudAvailable)", "problems": report.problems.joined(separator: "\n")])
+                    return
+                }
+                print("syncing with the container at \(setup.container?.path ?? "?")")
+                for problem in report.problems { print("  \(problem)") }
             }
         }
     }

@@ -224,11 +224,12 @@ extension DocumentLibrary {
             if case .unknownFormat = error.kind { throw EngineError.containerFormat(error.description) }
             throw EngineError.containerUnavailable(error.description)
         }
-        let current = identities.min { $0.containerID.uuidString < $1.containerID.uuidString }
+        let current = Container.elect(identities)
+        let replaced = Container.replacedIDs(identities)
         let hasCloudDocuments = root.records().contains { $0.location == .cloud }
         if let remembered = device.containerID {
             if current?.containerID == remembered { return true }
-            if identities.contains(where: { $0.containerID == remembered }), let current {
+            if !replaced.contains(remembered), identities.contains(where: { $0.containerID == remembered }), let current {
                 // Two devices seeded an empty container at once; the smaller UUID wins for all.
                 device.containerID = current.containerID
                 try root.saveDevice(device)
@@ -252,7 +253,8 @@ extension DocumentLibrary {
                     try root.save(record)
                     report.problems.append("\(record.name) is not in the new container; kept as a local document")
                 }
-                let adopted = try current ?? container.seedIdentity(device: identity.id, now: configuration.now(), newID: configuration.newUUID())
+                let adopted = try current ?? container.seedIdentity(
+                    device: identity.id, now: configuration.now(), newID: configuration.newUUID(), replacing: [remembered])
                 device.containerID = adopted.containerID
                 try root.saveDevice(device)
                 return true

@@ -79,8 +79,22 @@ public struct Container: Sendable {
     /// The identity in force: of all seeded identities, the one with the smallest container UUID.
     /// Two devices that seed an empty container at once thus agree, deterministically, once each
     /// sees the other's file. Nil if the container has never been seeded.
+    ///
+    /// Identities that another identity file says it replaces are out of the election: in a
+    /// replicated folder the new identity of a reset may arrive before the old file's deletion.
     public func identity() throws(SyncError) -> ContainerIdentity? {
-        try identities().min { $0.containerID.uuidString < $1.containerID.uuidString }
+        Self.elect(try identities())
+    }
+
+    /// The identity in force among `identities` (see ``identity()``).
+    public static func elect(_ identities: [ContainerIdentity]) -> ContainerIdentity? {
+        let replaced = replacedIDs(identities)
+        return identities.filter { !replaced.contains($0.containerID) }.min { $0.containerID.uuidString < $1.containerID.uuidString }
+    }
+
+    /// Every container UUID that some identity file says it replaces.
+    public static func replacedIDs(_ identities: [ContainerIdentity]) -> Set<UUID> {
+        Set(identities.flatMap { $0.replaces ?? [] })
     }
 
     /// Every identity file present.
@@ -101,9 +115,11 @@ public struct Container: Sendable {
     }
 
     /// Seeds the container's identity if it has none. Returns the identity in force.
-    public func seedIdentity(device: DeviceID, now: Date, newID: UUID = UUID()) throws(SyncError) -> ContainerIdentity {
+    /// `replacing` names the identities it replaces (a reset, or adopting a container whose old
+    /// identity this device remembers).
+    public func seedIdentity(device: DeviceID, now: Date, newID: UUID = UUID(), replacing: [UUID] = []) throws(SyncError) -> ContainerIdentity {
         if let existing = try identity() { return existing }
-        let identity = ContainerIdentity(containerID: newID, seededBy: device, seededAt: now)
+        let identity = ContainerIdentity(containerID: newID, seededBy: device, seededAt: now, replaces: replacing.isEmpty ? nil : replacing)
         try writeJSON(identity, to: identityDirectory.appendingPathComponent("\(device).json"))
         return try self.identity() ?? identity
     }

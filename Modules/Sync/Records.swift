@@ -9,12 +9,17 @@ public struct ContainerIdentity: Codable, Sendable, Hashable {
     public var containerID: UUID
     public var seededBy: DeviceID
     public var seededAt: Date
+    /// The identities this one replaces (a reset, or a device adopting a new container): a device
+    /// that remembers one of them knows the container was reset even while the old identity
+    /// file is still on its way out of its replica. Absent in files written before it existed.
+    public var replaces: [UUID]?
 
-    public init(format: Int = Container.formatVersion, containerID: UUID, seededBy: DeviceID, seededAt: Date) {
+    public init(format: Int = Container.formatVersion, containerID: UUID, seededBy: DeviceID, seededAt: Date, replaces: [UUID]? = nil) {
         self.format = format
         self.containerID = containerID
         self.seededBy = seededBy
         self.seededAt = seededAt
+        self.replaces = replaces
     }
 }
 

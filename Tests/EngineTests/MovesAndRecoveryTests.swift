@@ -132,6 +132,26 @@ import TestSupport
         #expect(Container(root: harness.container).documentIDs().isEmpty)
     }
 
+    /// In a replicated folder a reset's new identity can arrive before the old identity file's
+    /// deletion. The new one says what it replaces, so the device asks instead of taking the
+    /// pair for a seeding race, even when the new UUID sorts first.
+    @Test func aResetIsNoticedWhileTheOldIdentityFileIsStillThere() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let asked = LockedBox<[String]>([])
+        let a = try harness.device("A", backend: .json, onContainerChange: { message in asked.mutate { $0.append(message) }; return .stayLocal })
+        _ = try await a.create()
+        await a.sync()
+        let container = Container(root: harness.container)
+        let old = try #require(try container.identity())
+        let reset = ContainerIdentity(containerID: Fixed.uuid(0x1), seededBy: Fixed.device(9), seededAt: Date(), replaces: [old.containerID])
+        #expect(reset.containerID.uuidString < old.containerID.uuidString, "the new identity sorts first, as in the failing case")
+        try container.writeJSON(reset, to: container.identityDirectory.appendingPathComponent("\(Fixed.device(9)).json"))
+        #expect(try container.identity()?.containerID == reset.containerID)
+        _ = await a.sync()
+        #expect(asked.value.count == 1 && asked.value.first?.contains("identity changed") == true, "\(asked.value)")
+    }
+
     @Test(arguments: [EngineHarness.Backend.sqlite, .json])
     func adoptingANewContainerKeepsDocumentsItLacksAsLocal(backend: EngineHarness.Backend) async throws {
         let harness = try EngineHarness()

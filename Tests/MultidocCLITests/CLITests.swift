@@ -152,6 +152,26 @@ import TestSupport
         #expect(rows.isEmpty)
     }
 
+    @Test func aResetContainerIsAdoptedOnlyWhenTheUserSaysSo() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Before"], root: rootA).status == 0)
+        #expect(try multidoc(["list"], root: rootB).stdout.contains("Before"))
+        let reset = try multidoc(["container", "reset", "--yes"], root: rootA)
+        #expect(reset.status == 0, "\(reset.stderr)")
+        // A's document was in the old container: it is a local document now, not lost.
+        let rowsA = try #require(try json(try multidoc(["list", "--json"], root: rootA)) as? [[String: Any]])
+        #expect(rowsA.map { $0["location"] as? String } == ["local"])
+        #expect(try multidoc(["new", "After"], root: rootA).status == 0)
+        // B notices, says how to go on, and syncs nothing until told.
+        let noticed = try multidoc(["list"], root: rootB)
+        #expect(noticed.stderr.contains("identity changed") && noticed.stderr.contains("multidoc container adopt"), "\(noticed.stderr)")
+        #expect(!noticed.stdout.contains("After"))
+        #expect(try multidoc(["container", "adopt"], root: rootB).status == 0)
+        let rowsB = try #require(try json(try multidoc(["list", "--json"], root: rootB)) as? [[String: Any]])
+        let locations = Dictionary(uniqueKeysWithValues: rowsB.compactMap { row in (row["name"] as? String).map { ($0, row["location"] as? String) } })
+        #expect(locations == ["Before": "local", "After": "cloud"], "\(rowsB)")
+    }
+
     @Test func demoRunsAndReportsRealFigures() throws {
         defer { folder.remove() }
         let result = try ProductRunner.run("multidoc", ["demo", "--json", "--ping-rounds", "5"], timeout: 120)
