@@ -37,23 +37,24 @@ let package = Package(
             dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", logging, hdrHistogram],
             path: "Modules/Engine"
         ),
+        .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
 
         // MARK: - Apps
 
         .executableTarget(
             name: "multidoc",
-            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", argumentParser, logging],
+            dependencies: ["Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", argumentParser, logging],
             path: "Apps/multidoc"
         ),
         .executableTarget(
             name: "multidocd",
-            dependencies: ["Engine", "Settings", "Model", argumentParser, logging, serviceLifecycle],
+            dependencies: ["Engine", "Settings", "Syncthing", "Model", argumentParser, logging, serviceLifecycle],
             path: "Apps/multidocd"
         ),
         .executableTarget(
             name: "multidoc-tui",
-            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "CNcurses", argumentParser, logging],
+            dependencies: ["Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", "CNcurses", argumentParser, logging],
             path: "Apps/multidoc-tui"
         ),
 
@@ -94,6 +95,11 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "TestSupport"],
             path: "Tests/ReliabilityTests"
+        ),
+        .testTarget(
+            name: "SyncthingTests",
+            dependencies: ["TestSupport", "Syncthing", "Engine", "Sync", "Storage", "Settings", "Model", logging],
+            path: "Tests/SyncthingTests"
         ),
     ]
 )

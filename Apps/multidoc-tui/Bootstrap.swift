@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Settings
 import Storage
+import Syncthing
 
 /// Everything the TUI runs on, built once by ``bootstrap(_:environment:)``.
 struct Device: Sendable {
@@ -27,7 +28,8 @@ func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> D
     var logger = Logger(label: "multidoc-tui") { label in FileLogHandler(label: label, file: file) }
     logger.logLevel = .info
     let stores = makeStores()
-    let library = setup.makeLibrary(stores: stores, logger: logger)
+    let nudge = SyncthingNudge.fromSettings(setup.settings, container: setup.container, logger: logger)
+    let library = setup.makeLibrary(stores: stores, logger: logger, containerObserver: nudge)
     return Device(setup: setup, library: library, flags: flags, environment: environment, logURL: logURL)
 }
 

@@ -40,6 +40,18 @@ struct TUIOptions: ParsableCommand {
     @Option(name: .customLong("use-cloud"), help: ArgumentHelp("Ship documents through the container (on|off).", valueName: "on|off"))
     var useCloud: String?
 
+    @Option(name: .customLong("syncthing-address"), help: ArgumentHelp("Syncthing's API address to ask for a scan of each file written, e.g. http://127.0.0.1:8384 (none: no nudge).", valueName: "url"))
+    var syncthingAddress: String?
+
+    @Option(name: .customLong("syncthing-key"), help: ArgumentHelp("Syncthing's API key for the nudge.", valueName: "key"))
+    var syncthingKey: String?
+
+    @Option(name: .customLong("syncthing-folder"), help: ArgumentHelp("ID of the Syncthing folder holding the container.", valueName: "id"))
+    var syncthingFolder: String?
+
+    @Option(name: .customLong("syncthing-config"), help: ArgumentHelp("Syncthing's config.xml: address, key and folder not given otherwise are read from it.", valueName: "path"))
+    var syncthingConfig: String?
+
     @Option(name: .customLong("sync-interval"), help: ArgumentHelp("Seconds between safety-net sync passes (inotify triggers the others).", valueName: "seconds"))
     var syncInterval: Double = 2
 
@@ -49,6 +61,8 @@ struct TUIOptions: ParsableCommand {
         let given: [(SettingKey, String?)] = [
             (.store, store), (.deviceName, deviceName), (.fastSave, fastSave), (.enablePing, enablePing),
             (.copyContainerOnSegue, copyContainerOnSegue), (.attemptErrorRecovery, attemptErrorRecovery), (.useCloud, useCloud),
+            (.syncthingAddress, syncthingAddress), (.syncthingKey, syncthingKey), (.syncthingFolder, syncthingFolder),
+            (.syncthingConfig, syncthingConfig),
         ]
         for (key, value) in given {
             if let value { flags[key] = try key.parse(value) }

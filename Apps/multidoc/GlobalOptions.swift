@@ -5,6 +5,7 @@ import Logging
 import Model
 import Settings
 import Storage
+import Syncthing
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
@@ -35,6 +36,18 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .customLong("use-cloud"), help: ArgumentHelp("Ship documents through the container (on|off).", valueName: "on|off"))
     var useCloud: String?
 
+    @Option(name: .customLong("syncthing-address"), help: ArgumentHelp("Syncthing's API address to ask for a scan of each file written, e.g. http://127.0.0.1:8384 (none: no nudge).", valueName: "url"))
+    var syncthingAddress: String?
+
+    @Option(name: .customLong("syncthing-key"), help: ArgumentHelp("Syncthing's API key for the nudge.", valueName: "key"))
+    var syncthingKey: String?
+
+    @Option(name: .customLong("syncthing-folder"), help: ArgumentHelp("ID of the Syncthing folder holding the container.", valueName: "id"))
+    var syncthingFolder: String?
+
+    @Option(name: .customLong("syncthing-config"), help: ArgumentHelp("Syncthing's config.xml: address, key and folder not given otherwise are read from it.", valueName: "path"))
+    var syncthingConfig: String?
+
     @Flag(name: .long, help: "Machine-readable JSON output.")
     var json = false
 
@@ -47,6 +60,8 @@ struct GlobalOptions: ParsableArguments {
         let given: [(SettingKey, String?)] = [
             (.store, store), (.deviceName, deviceName), (.fastSave, fastSave), (.enablePing, enablePing),
             (.copyContainerOnSegue, copyContainerOnSegue), (.attemptErrorRecovery, attemptErrorRecovery), (.useCloud, useCloud),
+            (.syncthingAddress, syncthingAddress), (.syncthingKey, syncthingKey), (.syncthingFolder, syncthingFolder),
+            (.syncthingConfig, syncthingConfig),
         ]
         for (key, value) in given {
             if let value { flags[key] = try key.parse(value) }
@@ -65,7 +80,8 @@ struct GlobalOptions: ParsableArguments {
             environment: ProcessInfo.processInfo.environment, createRoot: createRoot)
         var logger = Logger(label: "multidoc")
         logger.logLevel = verbose ? .info : .error
-        let library = setup.makeLibrary(stores: makeStores(), logger: logger, onContainerChange: onContainerChange)
+        let nudge = SyncthingNudge.fromSettings(setup.settings, container: setup.container, logger: logger)
+        let library = setup.makeLibrary(stores: makeStores(), logger: logger, containerObserver: nudge, onContainerChange: onContainerChange)
         return (setup, library)
     }
 }

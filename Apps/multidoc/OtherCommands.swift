@@ -87,7 +87,7 @@ struct SettingsCommand: AsyncParsableCommand {
             try await runCommand {
                 let (setup, _) = try options.bootstrap(createRoot: options.root == nil)
                 let rows = setup.settings.all.map {
-                    Row(key: $0.key.rawValue, value: $0.value.description, source: $0.source.rawValue,
+                    Row(key: $0.key.rawValue, value: $0.key.isSecret && $0.value != .text("") ? "(set)" : $0.value.description, source: $0.source.rawValue,
                         environment: $0.key.environmentName, summary: $0.key.summary)
                 }
                 if options.json { try printJSON(rows); return }
@@ -356,6 +356,7 @@ struct ContainerCommand: AsyncParsableCommand {
                 var problems: [String] = []
                 var checked = 0
                 do { _ = try ContainerCommand.identity(of: container) } catch { problems.append("\(error)") }
+                for copy in container.sharedConflictCopies() { problems.append("\(copy.path): conflict copy") }
                 for id in container.documentIDs() {
                     if container.infos(id).isEmpty { problems.append("\(container.documentDirectory(id).path): no readable info file") }
                     for device in container.logDevices(id) {

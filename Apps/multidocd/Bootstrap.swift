@@ -5,6 +5,7 @@ import Model
 import ServiceLifecycle
 import Settings
 import Storage
+import Syncthing
 import UnixSignals
 
 /// The built daemon: its services in one group, and the root's lock.
@@ -36,7 +37,8 @@ func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
         throw DaemonError.usage("no container: pass --container DIR or set MULTIDOC_CONTAINER")
     }
     let stores = StoreProvider.standard()
-    let library = setup.makeLibrary(stores: stores, logger: Logger(label: "multidoc.engine")) { message in
+    let nudge = SyncthingNudge.fromSettings(setup.settings, container: container, logger: logger)
+    let library = setup.makeLibrary(stores: stores, logger: Logger(label: "multidoc.engine"), containerObserver: nudge) { message in
         // Nobody is there to ask: keep every document and stop syncing with the new container.
         Logger(label: "multidocd").warning("container changed; staying local", metadata: ["detail": "\(message)"])
         return .stayLocal
@@ -45,7 +47,8 @@ func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
     logger.notice("starting", metadata: [
         "pid": "\(ProcessInfo.processInfo.processIdentifier)", "root": "\(root.url.path)", "container": "\(container.path)",
         "device": "\(setup.identity.name)", "deviceID": "\(setup.identity.id)",
-        "settings": "\(setup.settings.all.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " "))",
+        "settings": "\(setup.settings.all.map { "\($0.key.rawValue)=\($0.key.isSecret && $0.value != .text("") ? "(set)" : "\($0.value)")" }.joined(separator: " "))",
+        "nudge": "\(nudge.map { "\($0.configuration.address) folder \($0.configuration.folderID)" } ?? "off")",
     ])
 
     let sync = SyncService(

@@ -36,6 +36,8 @@ struct DaemonOptions: Sendable {
             (.store, command.store), (.deviceName, command.deviceName), (.fastSave, command.fastSave),
             (.enablePing, command.enablePing), (.copyContainerOnSegue, command.copyContainerOnSegue),
             (.attemptErrorRecovery, command.attemptErrorRecovery), (.useCloud, command.useCloud),
+            (.syncthingAddress, command.syncthingAddress), (.syncthingKey, command.syncthingKey),
+            (.syncthingFolder, command.syncthingFolder), (.syncthingConfig, command.syncthingConfig),
         ]
         for (key, value) in given {
             if let value { flags[key] = try key.parse(value) }

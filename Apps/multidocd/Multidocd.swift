@@ -58,6 +58,18 @@ struct Multidocd: AsyncParsableCommand {
     @Option(name: .customLong("use-cloud"), help: ArgumentHelp("Ship documents through the container.", valueName: "on|off"))
     var useCloud: String?
 
+    @Option(name: .customLong("syncthing-address"), help: ArgumentHelp("Syncthing's API address to ask for a scan of each file written, e.g. http://127.0.0.1:8384 (none: no nudge).", valueName: "url"))
+    var syncthingAddress: String?
+
+    @Option(name: .customLong("syncthing-key"), help: ArgumentHelp("Syncthing's API key for the nudge.", valueName: "key"))
+    var syncthingKey: String?
+
+    @Option(name: .customLong("syncthing-folder"), help: ArgumentHelp("ID of the Syncthing folder holding the container.", valueName: "id"))
+    var syncthingFolder: String?
+
+    @Option(name: .customLong("syncthing-config"), help: ArgumentHelp("Syncthing's config.xml: address, key and folder not given otherwise are read from it.", valueName: "path"))
+    var syncthingConfig: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("Least severe log level written to stderr (default info).", valueName: "trace|debug|info|notice|warning|error"))
     var logLevel: String?
 

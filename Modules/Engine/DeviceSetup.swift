@@ -3,6 +3,7 @@ import Logging
 import Model
 import Settings
 import Storage
+import Sync
 
 /// Everything a front end needs to build a ``DocumentLibrary`` for one device root: where the
 /// root and container are, the settings in force (flag > environment > file > default) and
@@ -54,12 +55,15 @@ public struct DeviceSetup: Sendable {
     }
 
     /// Builds the library with the given stores.
+    /// - Parameter containerObserver: told about every file the library writes into the
+    ///   container (the Syncthing nudge); nil for none.
     public func makeLibrary(
         stores: StoreProvider, logger: Logger,
+        containerObserver: (any ContainerWriteObserver)? = nil,
         onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
     ) -> DocumentLibrary {
         DocumentLibrary(.init(
             root: root, container: container, settings: settings, identity: identity, stores: stores,
-            logger: logger, onContainerChange: onContainerChange))
+            logger: logger, onContainerChange: onContainerChange, containerObserver: containerObserver))
     }
 }

@@ -53,6 +53,11 @@ extension DocumentLibrary {
             }
         }
 
+        if only == nil {
+            for copy in container.sharedConflictCopies() {
+                report.quarantined.append("\(copy.path): conflict copy made by the replication engine, not imported")
+            }
+        }
         let tombstones = only == nil ? container.tombstones() : [:]
         for record in root.records() where record.location == .cloud && tombstones[record.id] != nil {
             await closeDocument(record.id)
@@ -63,7 +68,7 @@ extension DocumentLibrary {
         }
         for id in tombstones.keys where FileManager.default.fileExists(atPath: container.documentDirectory(id).path) {
             // A straggler log arrived after the delete: the tombstone wins.
-            try? FileManager.default.removeItem(at: container.documentDirectory(id))
+            container.remove(container.documentDirectory(id))
         }
 
         let records = root.records()

@@ -22,13 +22,17 @@ public actor DocumentLibrary {
         public var logger: Logger
         /// Asked when the container's identity changed (the seed's delegate). Default: stay local.
         public var onContainerChange: @Sendable (String) -> ContainerChangeDecision
+        /// Told about every file this device writes into the container (a replication engine's
+        /// nudge); flushed by ``DocumentLibrary/closeAll()``. Nil: nobody is told.
+        public var containerObserver: (any ContainerWriteObserver)?
 
         public init(
             root: DeviceRoot, container: URL?, settings: ResolvedSettings, identity: DeviceIdentity,
             stores: StoreProvider, now: @escaping @Sendable () -> Date = Date.init,
             newUUID: @escaping @Sendable () -> UUID = UUID.init,
             logger: Logger = Logger(label: "multidoc.engine"),
-            onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
+            onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal },
+            containerObserver: (any ContainerWriteObserver)? = nil
         ) {
             self.root = root
             self.container = container
@@ -39,6 +43,7 @@ public actor DocumentLibrary {
             self.newUUID = newUUID
             self.logger = logger
             self.onContainerChange = onContainerChange
+            self.containerObserver = containerObserver
         }
     }
 
@@ -74,7 +79,9 @@ public actor DocumentLibrary {
         self.root = configuration.root
         self.logger = configuration.logger
         if let container = configuration.container {
-            replicator = Replicator(container: Container(root: container), device: configuration.identity, now: configuration.now)
+            replicator = Replicator(
+                container: Container(root: container, writeObserver: configuration.containerObserver),
+                device: configuration.identity, now: configuration.now)
         } else {
             replicator = nil
         }
@@ -261,6 +268,8 @@ public actor DocumentLibrary {
     /// Closes every open document (the seed's applicationWillTerminate: save and close).
     public func closeAll() async {
         await handler.closeAll()
+        // A short-lived process exits next: let the nudges for what it wrote go out first.
+        await configuration.containerObserver?.flush(timeout: .seconds(2))
     }
 
     /// Details of one document (honours CopyContainerOnSegue when `segue` is true).

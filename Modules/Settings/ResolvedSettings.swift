@@ -61,4 +61,9 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var useCloud: Bool { bool(.useCloud) }
     public var deviceName: String { self[.deviceName].textValue ?? "localhost" }
     public var store: String { self[.store].textValue ?? "sqlite" }
+    /// An optional text setting (the Syncthing ones): nil when unset.
+    public func optionalText(_ key: SettingKey) -> String? {
+        guard let text = self[key].textValue, !text.isEmpty else { return nil }
+        return text
+    }
 }

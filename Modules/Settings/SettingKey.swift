@@ -1,5 +1,8 @@
+import Foundation
+
 /// The settings a device has: the seed's four switches (Settings.bundle), UseCloud, the device
-/// name, and the storage backend for new documents.
+/// name, the storage backend for new documents, and the optional Syncthing nudge (API address,
+/// API key, folder ID, or Syncthing's config.xml to read them from).
 public enum SettingKey: String, CaseIterable, Sendable, Codable {
     case fastSave = "FastSave"
     case enablePing = "EnablePing"
@@ -8,12 +11,20 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
     case useCloud = "UseCloud"
     case deviceName = "DeviceName"
     case store = "Store"
+    case syncthingAddress = "SyncthingAddress"
+    case syncthingKey = "SyncthingKey"
+    case syncthingFolder = "SyncthingFolder"
+    case syncthingConfig = "SyncthingConfig"
 
     /// What values the key takes.
     public enum Kind: Sendable, Equatable {
         case bool
         case text
         case choice([String])
+        /// Text that may be unset: the empty text, typed as `none` (or an empty string).
+        case optionalText
+        /// An HTTP address (`http://host:port`, `https://…`, or `host:port`), or unset.
+        case optionalAddress
     }
 
     public var kind: Kind {
@@ -21,8 +32,13 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .fastSave, .enablePing, .copyContainerOnSegue, .attemptErrorRecovery, .useCloud: .bool
         case .deviceName: .text
         case .store: .choice(["sqlite", "json"])
+        case .syncthingAddress: .optionalAddress
+        case .syncthingKey, .syncthingFolder, .syncthingConfig: .optionalText
         }
     }
+
+    /// Whether the value is a secret that listings should not print in full (the API key).
+    public var isSecret: Bool { self == .syncthingKey }
 
     /// The registered default, in force even when no settings file was ever written
     /// (seed 001 lost its `FastSave = YES` default exactly there).
@@ -36,6 +52,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .useCloud: .bool(true)
         case .deviceName: .text(hostName)
         case .store: .text("sqlite")
+        case .syncthingAddress, .syncthingKey, .syncthingFolder, .syncthingConfig: .text("")
         }
     }
 
@@ -59,6 +76,10 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .useCloud: "ship documents through the shared container (off: keep them local)"
         case .deviceName: "the name this device shows to peers and in new documents"
         case .store: "storage backend for new documents: sqlite or json"
+        case .syncthingAddress: "Syncthing's API address (http://127.0.0.1:8384) to ask for a scan of each file written (none: no nudge)"
+        case .syncthingKey: "Syncthing's API key (none: read it from SyncthingConfig)"
+        case .syncthingFolder: "ID of the Syncthing folder holding the container (none: found in SyncthingConfig)"
+        case .syncthingConfig: "path of Syncthing's config.xml: address, key and folder not set otherwise are read from it"
         }
     }
 
@@ -97,7 +118,32 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
                 throw SettingsError.badValue(key: self, value: text, expected: choices)
             }
             return .text(lowered)
+        case .optionalText:
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.lowercased() == "none" { return .text("") }
+            guard trimmed.utf8.count <= 4096,
+                  !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw SettingsError.badValue(key: self, value: text, expected: ["none", "text of at most 4096 bytes without control characters"])
+            }
+            return .text(trimmed)
+        case .optionalAddress:
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.lowercased() == "none" { return .text("") }
+            guard let address = Self.normalizedAddress(trimmed) else {
+                throw SettingsError.badValue(key: self, value: text, expected: ["none", "http://HOST:PORT", "https://HOST:PORT", "HOST:PORT"])
+            }
+            return .text(address)
         }
+    }
+
+    /// `host:port` becomes `http://host:port`; a trailing `/` goes. Nil unless the result is an
+    /// http or https address with a host.
+    static func normalizedAddress(_ text: String) -> String? {
+        var address = text.contains("://") ? text : "http://" + text
+        while address.hasSuffix("/") { address.removeLast() }
+        guard let url = URL(string: address), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/", url.query == nil else { return nil }
+        return address
     }
 }
 
@@ -114,7 +160,7 @@ public enum SettingValue: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .bool(let value): value ? "on" : "off"
-        case .text(let value): value
+        case .text(let value): value.isEmpty ? "none" : value
         }
     }
 }

@@ -20,8 +20,31 @@ public struct Container: Sendable {
     public static let formatVersion = 1
 
     public let root: URL
+    /// Told about every file this device writes or removes in the container, after the change
+    /// is durable (for example to nudge a replication engine). Nil: nobody is told.
+    public let writeObserver: (any ContainerWriteObserver)?
 
-    public init(root: URL) { self.root = root }
+    /// - Parameters:
+    ///   - root: the container folder.
+    ///   - writeObserver: told the path (relative to `root`) of every file written or removed.
+    public init(root: URL, writeObserver: (any ContainerWriteObserver)? = nil) {
+        self.root = root
+        self.writeObserver = writeObserver
+    }
+
+    /// `url`'s path relative to the container root (`documents/<uuid>/logs/<device>/<seq>.log`),
+    /// or nil for a path outside the container.
+    public func relativePath(of url: URL) -> String? {
+        let base = root.standardizedFileURL.path
+        let path = url.standardizedFileURL.path
+        guard path.hasPrefix(base + "/") else { return nil }
+        return String(path.dropFirst(base.count + 1))
+    }
+
+    private func didChange(_ url: URL) {
+        guard let writeObserver, let relative = relativePath(of: url) else { return }
+        writeObserver.containerDidChange(relative)
+    }
 
     // MARK: Paths
 
@@ -203,6 +226,17 @@ public struct Container: Sendable {
         return found
     }
 
+    /// Conflict copies in the container's own folders (`identity/`, `devices/`, `tombstones/`);
+    /// reported, never read. A document's folder is checked by ``conflictCopies(_:)``.
+    public func sharedConflictCopies() -> [URL] {
+        [identityDirectory, devicesDirectory, tombstonesDirectory].flatMap { directory in
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+                .filter(ContainerFiles.isConflictCopy)
+                .sorted()
+                .map { directory.appendingPathComponent($0) }
+        }
+    }
+
     /// Baselines of a document with their file URLs, largest coverage first.
     public func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {
         Self.listNames(baselinesDirectory(id))
@@ -249,6 +283,7 @@ public struct Container: Sendable {
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: "\(error)")
         }
+        didChange(url)
     }
 
     /// Writes a log file unless it is already there (a retry after a crash writes the same bytes).
@@ -260,6 +295,7 @@ public struct Container: Sendable {
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)
         }
+        didChange(url)
         return url
     }
 
@@ -272,7 +308,9 @@ public struct Container: Sendable {
     }
 
     /// Removes a file or folder; a missing one is fine.
-    func remove(_ url: URL) {
+    public func remove(_ url: URL) {
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
         try? FileManager.default.removeItem(at: url)
+        didChange(url)
     }
 }

@@ -1,0 +1,80 @@
+import Foundation
+import Model
+import Sync
+import Testing
+import TestSupport
+
+/// What a replicated folder leaves beside finished files, and what readers make of it.
+@Suite struct ContainerFilesTests {
+    @Test(arguments: [
+        ".syncthing.0000000000000001.log.tmp",  // Syncthing, while a file arrives
+        "~syncthing~0000000000000001.log.tmp",  // Syncthing on file systems without dot names
+        ".stfolder", ".stignore", ".stversions",  // Syncthing's folder marker, ignores, versions
+        ".tmp-0000000000000001.log",  // our own temporary name
+        "0000000000000001.log.tmp", "0000000000000001.log.part", "0000000000000001.log.partial",  // rsync, browsers, cloud drives
+        "0000000000000001.log~", ".0000000000000001.log.swp", "info-x.json.bak", "info-x.json.orig",
+    ])
+    func temporaryAndBackupNamesAreIgnoredButNotConflicts(name: String) {
+        #expect(ContainerFiles.isIgnored(name))
+        #expect(!ContainerFiles.isConflictCopy(name))
+    }
+
+    @Test(arguments: [
+        "0000000000000002.sync-conflict-20240101-120000-ABCDEF7.log",  // Syncthing
+        "info-5c44701e-70dc-4c9c-b993-63fee51b38f6.sync-conflict-20261122-213743-POC6Z6I.json",
+        "d0000000-0000-4000-8000-000000000001 (conflicted copy 2024-01-01).json",  // Dropbox
+        "0000000000000002 (Conflict 1).log",  // other cloud drives
+    ])
+    func conflictCopiesAreIgnoredAndRecognised(name: String) {
+        #expect(ContainerFiles.isIgnored(name))
+        #expect(ContainerFiles.isConflictCopy(name))
+    }
+
+    @Test(arguments: ["0000000000000001.log", "info-5c44701e-70dc-4c9c-b993-63fee51b38f6.json", "d0000000-0000-4000-8000-000000000001.json", "baselines"])
+    func finishedNamesAreRead(name: String) {
+        #expect(!ContainerFiles.isIgnored(name))
+    }
+
+    @Test func conflictCopiesOfSharedFilesAreReportedNotRead() throws {
+        let folder = try TemporaryDirectory("conflicts")
+        defer { folder.remove() }
+        let container = Container(root: folder.url)
+        let seeded = try container.seedIdentity(device: Fixed.device(1), now: Date(), newID: Fixed.uuid(0x500))
+        let identityFile = container.identityDirectory.appendingPathComponent("\(Fixed.device(1)).json")
+        // A conflict copy with a smaller container ID must not take part in the election.
+        let copy = container.identityDirectory.appendingPathComponent("\(Fixed.device(1)).sync-conflict-20240101-120000-ABCDEF7.json")
+        let text = try String(contentsOf: identityFile, encoding: .utf8).replacingOccurrences(of: Fixed.uuid(0x500).uuidString, with: Fixed.uuid(0x001).uuidString)
+        try Data(text.utf8).write(to: copy)
+        let tombstoneCopy = container.tombstonesDirectory.appendingPathComponent("x.y.sync-conflict-20240101-120000-ABCDEF7.json")
+        try FileManager.default.createDirectory(at: container.tombstonesDirectory, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: tombstoneCopy)
+        #expect(try container.identity()?.containerID == seeded.containerID)
+        #expect(try container.identities().count == 1)
+        #expect(container.tombstones().isEmpty)
+        #expect(container.sharedConflictCopies().map(\.lastPathComponent) == [copy.lastPathComponent, tombstoneCopy.lastPathComponent])
+    }
+
+    @Test func aWriteObserverHearsEveryFileWrittenOrRemovedRelativeToTheRoot() throws {
+        let folder = try TemporaryDirectory("observer")
+        defer { folder.remove() }
+        let heard = Heard()
+        let container = Container(root: folder.url, writeObserver: ClosureContainerWriteObserver { heard.append($0) })
+        let document = DocumentID(Fixed.uuid(7)), device = Fixed.device(1)
+        _ = try container.seedIdentity(device: device, now: Date(), newID: Fixed.uuid(0x500))
+        _ = try container.writeLog(Data("{}".utf8), document: document, device: device, sequence: 3)
+        container.remove(container.documentDirectory(document))
+        #expect(heard.paths == [
+            "identity/\(device).json",
+            "documents/\(document)/logs/\(device)/0000000000000003.log",
+            "documents/\(document)",
+        ])
+        #expect(container.relativePath(of: folder.url.deletingLastPathComponent()) == nil)
+    }
+}
+
+final class Heard: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func append(_ path: String) { lock.withLock { list.append(path) } }
+    var paths: [String] { lock.withLock { list } }
+}
