@@ -68,7 +68,9 @@ struct PairError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs a program to completion.
+/// Runs a program to completion with posix_spawn and waitpid: the pair script leaves two
+/// background processes behind, and Foundation's `Process.waitUntilExit` was seen to hang on
+/// such a script here.
 enum Command {
     struct Result: Sendable {
         let status: Int32
@@ -77,35 +79,38 @@ enum Command {
     }
 
     static func run(_ path: String, _ arguments: [String], timeout: TimeInterval) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = Box(), errData = Box()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { outData.set(out.fileHandleForReading.readDataToEndOfFile()); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData.set(err.fileHandleForReading.readDataToEndOfFile()); group.leave() }
-        if group.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            throw PairError("\(path) \(arguments.joined(separator: " ")) did not finish in \(Int(timeout)) s")
-        }
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus,
-                      stdout: String(decoding: outData.get(), as: UTF8.self),
-                      stderr: String(decoding: errData.get(), as: UTF8.self))
-    }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("command-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outPath = scratch.appendingPathComponent("out").path, errPath = scratch.appendingPathComponent("err").path
 
-    final class Box: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data = Data()
-        func set(_ value: Data) { lock.withLock { data = value } }
-        func get() -> Data { lock.withLock { data } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let environment = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { environment.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environment)
+        guard spawned == 0 else { throw PairError("cannot start \(path): \(String(cString: strerror(spawned)))") }
+
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(timeout)
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                throw PairError("\(path) \(arguments.joined(separator: " ")) did not finish in \(Int(timeout)) s")
+            }
+            usleep(20_000)
+        }
+        let exited = (status & 0x7f) == 0
+        let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        return Result(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), stdout: read(outPath), stderr: read(errPath))
     }
 }
 
