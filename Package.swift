@@ -61,6 +61,9 @@ let package = Package(
         // MARK: - Tools
 
         .executableTarget(name: "multidoc-store-stress", dependencies: ["Storage", "Model"], path: "Tools/StoreStress"),
+        .executableTarget(
+            name: "multidoc-syncthing-bench", dependencies: ["Syncthing", "Engine", "Model"], path: "Tools/SyncthingBench"
+        ),
         .executableTarget(name: "multidoc-storage-bench", dependencies: ["Storage", "Model", grdb], path: "Tools/StorageBench"),
         .executableTarget(
             name: "multidoc-bench",

@@ -121,8 +121,10 @@ public final class SyncthingNudge: ContainerWriteObserver, @unchecked Sendable {
                 continuation.resume()
                 return
             }
-            Task.detached { [self] in
-                try? await Task.sleep(for: timeout)
+            // A Dispatch timer, not a task: the timeout must fire even when every thread of the
+            // cooperative pool is busy.
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
                 lock.withLock { waiters.removeValue(forKey: key) }?.resume()
             }
         }
