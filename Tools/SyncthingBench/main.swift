@@ -69,7 +69,6 @@ do {
 let pairHome = home.appendingPathComponent("pair")
 let started = try Command.run(script, ["start", pairHome.path], timeout: 180)
 guard started.status == 0 else { fail("syncthing-pair start failed: \(started.stderr)") }
-defer { _ = try? Command.run(script, ["stop", pairHome.path], timeout: 60) }
 var env: [String: String] = [:]
 for line in ((try? String(contentsOf: pairHome.appendingPathComponent("pair.env"), encoding: .utf8)) ?? "").split(separator: "\n") {
     let parts = line.split(separator: "=", maxSplits: 1)
@@ -78,6 +77,7 @@ for line in ((try? String(contentsOf: pairHome.appendingPathComponent("pair.env"
 guard let folderA = env["SYNCTHING_A_FOLDER"], let folderB = env["SYNCTHING_B_FOLDER"], let apiA = env["SYNCTHING_A_API"].flatMap(URL.init(string:)),
       let keyA = env["SYNCTHING_A_KEY"], let folderID = env["SYNCTHING_FOLDER_ID"],
       let configA = env["SYNCTHING_A_CONFIG"], let configB = env["SYNCTHING_B_CONFIG"] else {
+    _ = try? Command.run(script, ["stop", pairHome.path], timeout: 60)
     fail("pair.env is incomplete")
 }
 
@@ -184,8 +184,11 @@ do {
     print(row("multidoc ping round trip, without the nudge", without.roundTrip))
     print(row("multidoc ping round trip, with the nudge", with.roundTrip))
 } catch {
+    _ = try? Command.run(script, ["stop", pairHome.path], timeout: 60)
     fail("\(error)")
 }
+// Stop exactly the pair this run started before its pid files go with the folder.
+_ = try? Command.run(script, ["stop", pairHome.path], timeout: 60)
 try? FileManager.default.removeItem(at: home)
 /// Runs a program to completion with posix_spawn and waitpid: the pair script leaves two
 /// background processes behind, and Foundation's `Process.waitUntilExit` was seen to hang on
