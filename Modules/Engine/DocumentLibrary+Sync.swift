@@ -94,6 +94,7 @@ extension DocumentLibrary {
 
         var applied: [DocumentID: [DeviceID: UInt64]] = [:]
         let passing = root.records().filter { $0.location == .cloud && (only?.contains($0.id) ?? true) }
+        var registry: [DeviceRecord]?
         for (index, record) in passing.enumerated() {
             defer { progress?(SyncProgress(done: index + 1, total: passing.count, importedLogs: report.importedLogs)) }
             if only == nil, let mark = trustedQuietMark(record) {
@@ -138,7 +139,10 @@ extension DocumentLibrary {
                     var renamed = record
                     try renameFolder(of: &renamed, to: newName)
                 }
-                if only == nil { _ = try? replicator.compact(record.id, store: document.store) }
+                if only == nil {
+                    if registry == nil { registry = container.deviceRecords() }
+                    _ = try? replicator.compact(record.id, store: document.store, registry: registry)
+                }
                 applied[record.id] = contents.sync.applied
                 if imported.quarantined.isEmpty, !imported.waitingForGap, imported.progress.percent >= 100,
                    contents.sync.outbox.isEmpty, copies.isEmpty, root.record(record.id) == record, let stamps = quietStamps(record, container) {

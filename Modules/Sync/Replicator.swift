@@ -215,7 +215,10 @@ public struct Replicator: Sendable {
     /// Writes a baseline when more than ``baselineThreshold`` logs in the container are not yet
     /// covered by one, then removes this device's logs that every registered device has
     /// applied and a baseline covers.
-    public func compact(_ document: DocumentID, store: any DocumentStore) throws -> CompactionReport {
+    ///
+    /// `registry` is every device's record (``Container/deviceRecords()``); a pass over many
+    /// documents reads it once and passes it in, since it grows with the number of documents.
+    public func compact(_ document: DocumentID, store: any DocumentStore, registry: [DeviceRecord]? = nil) throws -> CompactionReport {
         var report = CompactionReport()
         let baselines = container.baselines(document)
         let covered = baselines.first?.baseline.applied ?? [:]
@@ -230,11 +233,14 @@ public struct Replicator: Sendable {
             coverage = try store.read().sync.applied
         }
         // Prune my own logs: every registered device has them and a baseline includes them.
-        let records = container.deviceRecords()
+        let covering = coverage[device.id] ?? 0
+        let candidates = container.logSequences(document, device: device.id).filter { $0 <= covering }
+        guard !candidates.isEmpty else { return report }
+        let records = registry ?? container.deviceRecords()
         guard !records.isEmpty else { return report }
         let everyoneHas = records.map { $0.applied[document]?[device.id] ?? 0 }.min() ?? 0
-        let prunable = min(everyoneHas, coverage[device.id] ?? 0)
-        for sequence in container.logSequences(document, device: device.id) where sequence <= prunable {
+        let prunable = min(everyoneHas, covering)
+        for sequence in candidates where sequence <= prunable {
             container.remove(container.logURL(document, device: device.id, sequence: sequence))
             report.prunedLogs += 1
         }
