@@ -130,7 +130,10 @@ extension Container {
                     problem(url, "logs \(expected)…\(sequence - 1) of this device are missing")
                 }
                 expected = sequence &+ 1
-                guard regular(url) else { continue }
+                guard regular(url) else {
+                    if kind(url) == .folder { problem(url, "a folder where a log belongs") }
+                    continue
+                }
                 result.checkedFiles += 1
                 result.checkedLogs += 1
                 do { _ = try readLog(id, device: device, sequence: sequence) } catch { problem(url, error.reason) }

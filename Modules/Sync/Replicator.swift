@@ -136,7 +136,7 @@ public struct Replicator: Sendable {
                 var applied: [TransactionLog] = []
                 for log in logs {
                     // Another process may have applied some meanwhile: apply only the next one.
-                    guard log.sequence == (contents.sync.applied[log.device] ?? 0) + 1 else { continue }
+                    guard log.device != device.id, log.sequence == (contents.sync.applied[log.device] ?? 0) + 1 else { continue }
                     summary.formUnion(Merge.apply(log, to: &contents))
                     contents.sync.applied[log.device] = log.sequence
                     applied.append(log)
@@ -164,6 +164,15 @@ public struct Replicator: Sendable {
             let have = applied[origin] ?? 0
             let present = container.logSequences(document, device: origin).filter { $0 > have }
             guard let first = present.first else { continue }
+            if origin == device.id {
+                // This device commits every log of its own before shipping it, so one it has not
+                // applied was not written by it (forged, or from a device root restored from an
+                // older backup): refused, never imported.
+                report.quarantined.append(QuarantinedFile(
+                    url: container.logURL(document, device: origin, sequence: first),
+                    reason: "claims to be from this device, which has applied only up to \(have); not imported"))
+                continue
+            }
             if first != have + 1 {
                 // The next log is missing: it may still be on its way, or pruned after a baseline.
                 plan.needsBaseline = true
