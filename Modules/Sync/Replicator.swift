@@ -92,10 +92,16 @@ public struct Replicator: Sendable {
     /// Imports every log of `document` that is waiting in the container, in each device's
     /// sequence order, in as few transactions as possible. Idempotent; stops at a gap (the
     /// missing log is waited for) and at a malformed log (quarantined and reported).
-    public func importPending(_ document: DocumentID, into store: any DocumentStore) throws -> ImportReport {
+    ///
+    /// Logs in this device's own folder beyond what the store applied are refused (reported as
+    /// quarantined): this device commits its logs before shipping them, so such a log was
+    /// forged or comes from a root restored from an older backup. `includingOwnLogs` imports
+    /// them too — for rebuilding a store from the container, which trusts the container.
+    public func importPending(_ document: DocumentID, into store: any DocumentStore, includingOwnLogs: Bool = false) throws -> ImportReport {
         var report = ImportReport()
         var contents = try store.read()
-        var plan = makePlan(document, applied: contents.sync.applied, report: &report)
+        let refuse: DeviceID? = includingOwnLogs ? nil : device.id
+        var plan = makePlan(document, applied: contents.sync.applied, refusing: refuse, report: &report)
 
         if plan.needsBaseline {
             let baselines = container.baselines(document)
@@ -111,7 +117,7 @@ public struct Replicator: Sendable {
                 report.summary.formUnion(summary)
                 report.baselinesMerged = useful.count
                 contents = try store.read()
-                plan = makePlan(document, applied: contents.sync.applied, report: &report)
+                plan = makePlan(document, applied: contents.sync.applied, refusing: refuse, report: &report)
             }
         }
 
@@ -136,7 +142,7 @@ public struct Replicator: Sendable {
                 var applied: [TransactionLog] = []
                 for log in logs {
                     // Another process may have applied some meanwhile: apply only the next one.
-                    guard log.device != device.id, log.sequence == (contents.sync.applied[log.device] ?? 0) + 1 else { continue }
+                    guard log.device != refuse, log.sequence == (contents.sync.applied[log.device] ?? 0) + 1 else { continue }
                     summary.formUnion(Merge.apply(log, to: &contents))
                     contents.sync.applied[log.device] = log.sequence
                     applied.append(log)
@@ -156,7 +162,7 @@ public struct Replicator: Sendable {
         var needsBaseline = false
     }
 
-    private func makePlan(_ document: DocumentID, applied: [DeviceID: UInt64], report: inout ImportReport) -> Plan {
+    private func makePlan(_ document: DocumentID, applied: [DeviceID: UInt64], refusing refused: DeviceID?, report: inout ImportReport) -> Plan {
         var plan = Plan()
         let devices = container.logDevices(document)
         if devices.isEmpty || applied.isEmpty { plan.needsBaseline = true }
@@ -164,13 +170,13 @@ public struct Replicator: Sendable {
             let have = applied[origin] ?? 0
             let present = container.logSequences(document, device: origin).filter { $0 > have }
             guard let first = present.first else { continue }
-            if origin == device.id {
+            if origin == refused {
                 // This device commits every log of its own before shipping it, so one it has not
                 // applied was not written by it (forged, or from a device root restored from an
                 // older backup): refused, never imported.
                 report.quarantined.append(QuarantinedFile(
                     url: container.logURL(document, device: origin, sequence: first),
-                    reason: "claims to be from this device, which has applied only up to \(have); not imported"))
+                    reason: "claims to be from this device, which has applied only up to \(have): forged, or this root was restored from an older backup; not imported (rebuilding the store with AttemptErrorRecovery takes it)"))
                 continue
             }
             if first != have + 1 {
