@@ -43,7 +43,7 @@ extension DocumentLibrary {
         var report: String
         if record.location == .cloud, let replicator, replicator.container.isAvailable {
             let document = try await openDocument(record, create: true)
-            let imported = try replicator.importPending(record.id, into: document.store, includingOwnLogs: true)
+            let imported = try replicator.importPending(record.id, into: document.store)
             document.invalidate()
             report = "rebuilt \(record.name) from the container (\(imported.imported.count) logs, \(imported.baselinesMerged) baselines); edits saved here but not yet shipped when the store broke are lost"
         } else if FileManager.default.fileExists(atPath: lastGoodURL(record).path) {

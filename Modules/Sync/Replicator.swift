@@ -92,16 +92,10 @@ public struct Replicator: Sendable {
     /// Imports every log of `document` that is waiting in the container, in each device's
     /// sequence order, in as few transactions as possible. Idempotent; stops at a gap (the
     /// missing log is waited for) and at a malformed log (quarantined and reported).
-    ///
-    /// Logs in this device's own folder beyond what the store applied are refused (reported as
-    /// quarantined): this device commits its logs before shipping them, so such a log was
-    /// forged or comes from a root restored from an older backup. `includingOwnLogs` imports
-    /// them too — for rebuilding a store from the container, which trusts the container.
-    public func importPending(_ document: DocumentID, into store: any DocumentStore, includingOwnLogs: Bool = false) throws -> ImportReport {
+    public func importPending(_ document: DocumentID, into store: any DocumentStore) throws -> ImportReport {
         var report = ImportReport()
         var contents = try store.read()
-        let refuse: DeviceID? = includingOwnLogs ? nil : device.id
-        var plan = makePlan(document, applied: contents.sync.applied, refusing: refuse, report: &report)
+        var plan = makePlan(document, applied: contents.sync.applied, report: &report)
 
         if plan.needsBaseline {
             let baselines = container.baselines(document)
@@ -117,7 +111,7 @@ public struct Replicator: Sendable {
                 report.summary.formUnion(summary)
                 report.baselinesMerged = useful.count
                 contents = try store.read()
-                plan = makePlan(document, applied: contents.sync.applied, refusing: refuse, report: &report)
+                plan = makePlan(document, applied: contents.sync.applied, report: &report)
             }
         }
 
@@ -142,7 +136,7 @@ public struct Replicator: Sendable {
                 var applied: [TransactionLog] = []
                 for log in logs {
                     // Another process may have applied some meanwhile: apply only the next one.
-                    guard log.device != refuse, log.sequence == (contents.sync.applied[log.device] ?? 0) + 1 else { continue }
+                    guard log.sequence == (contents.sync.applied[log.device] ?? 0) + 1 else { continue }
                     summary.formUnion(Merge.apply(log, to: &contents))
                     contents.sync.applied[log.device] = log.sequence
                     applied.append(log)
@@ -162,7 +156,7 @@ public struct Replicator: Sendable {
         var needsBaseline = false
     }
 
-    private func makePlan(_ document: DocumentID, applied: [DeviceID: UInt64], refusing refused: DeviceID?, report: inout ImportReport) -> Plan {
+    private func makePlan(_ document: DocumentID, applied: [DeviceID: UInt64], report: inout ImportReport) -> Plan {
         var plan = Plan()
         let devices = container.logDevices(document)
         if devices.isEmpty || applied.isEmpty { plan.needsBaseline = true }
@@ -170,15 +164,6 @@ public struct Replicator: Sendable {
             let have = applied[origin] ?? 0
             let present = container.logSequences(document, device: origin).filter { $0 > have }
             guard let first = present.first else { continue }
-            if origin == refused {
-                // This device commits every log of its own before shipping it, so one it has not
-                // applied was not written by it (forged, or from a device root restored from an
-                // older backup): refused, never imported.
-                report.quarantined.append(QuarantinedFile(
-                    url: container.logURL(document, device: origin, sequence: first),
-                    reason: "claims to be from this device, which has applied only up to \(have): forged, or this root was restored from an older backup; not imported (rebuilding the store with AttemptErrorRecovery takes it)"))
-                continue
-            }
             if first != have + 1 {
                 // The next log is missing: it may still be on its way, or pruned after a baseline.
                 plan.needsBaseline = true
