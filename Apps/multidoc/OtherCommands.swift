@@ -354,28 +354,15 @@ struct ContainerCommand: AsyncParsableCommand {
                 let (setup, _) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
                 var problems: [String] = []
-                var checked = 0
                 do { _ = try ContainerCommand.identity(of: container) } catch { problems.append("\(error)") }
                 for copy in container.sharedConflictCopies() { problems.append("\(copy.path): conflict copy") }
-                for id in container.documentIDs() {
-                    if container.infos(id).isEmpty { problems.append("\(container.documentDirectory(id).path): no readable info file") }
-                    for device in container.logDevices(id) {
-                        var expected: UInt64?
-                        for sequence in container.logSequences(id, device: device) {
-                            checked += 1
-                            do { _ = try container.readLog(id, device: device, sequence: sequence) } catch {
-                                problems.append("\(container.logURL(id, device: device, sequence: sequence).path): \(error)")
-                            }
-                            if let expected, sequence != expected { problems.append("\(container.logsDirectory(id, device: device).path): logs \(expected)…\(sequence - 1) are missing") }
-                            expected = sequence + 1
-                        }
-                    }
-                    for copy in container.conflictCopies(id) { problems.append("\(copy.path): conflict copy") }
-                }
+                let verification = container.verify()
+                for file in verification.problems where !problems.contains(file.description) { problems.append(file.description) }
                 if options.json {
-                    try printJSON(["checkedLogs": "\(checked)", "problems": problems.joined(separator: "\n")])
+                    struct Output: Encodable { var checkedFiles: Int; var checkedLogs: Int; var problems: [String] }
+                    try printJSON(Output(checkedFiles: verification.checkedFiles, checkedLogs: verification.checkedLogs, problems: problems))
                 } else {
-                    print("checked \(checked) logs: \(problems.isEmpty ? "all valid" : "\(problems.count) problems")")
+                    print("checked \(verification.checkedFiles) files (\(verification.checkedLogs) logs): \(problems.isEmpty ? "all valid" : "\(problems.count) problems")")
                     problems.forEach { print("  \($0)") }
                 }
                 if !problems.isEmpty { throw ExitCode(9) }

@@ -58,7 +58,13 @@ extension DocumentLibrary {
                 report.quarantined.append("\(copy.path): conflict copy made by the replication engine, not imported")
             }
         }
-        let tombstones = only == nil ? container.tombstones() : [:]
+        let scan = only == nil ? container.scanTombstones() : (tombstones: [:], problems: [])
+        let tombstones = scan.tombstones
+        for file in scan.problems {
+            report.quarantined.append(file.description)
+            emit(.quarantined(file.description))
+            logger.warning("quarantined", metadata: ["file": "\(file.url.path)", "reason": "\(file.reason)"])
+        }
         for record in root.records() where record.location == .cloud && tombstones[record.id] != nil {
             await closeDocument(record.id)
             removeLocalCopy(record)
@@ -76,7 +82,12 @@ extension DocumentLibrary {
         let candidates = only.map { Array($0) } ?? container.documentIDs()
         for id in candidates where !known.contains(id) && tombstones[id] == nil {
             if only != nil, !container.tombstones(of: id).isEmpty { continue }
-            guard let info = container.infos(id).first else { continue }
+            guard let info = container.infos(id).first else {
+                if only == nil, let problem = container.symlinkProblem(container.documentDirectory(id).appendingPathComponent("logs")) {
+                    report.quarantined.append("\(container.documentDirectory(id).path): \(problem)")
+                }
+                continue
+            }
             let record = LocalDocumentRecord(
                 id: id, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
                 location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy)

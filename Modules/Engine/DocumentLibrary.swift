@@ -212,11 +212,16 @@ public actor DocumentLibrary {
             ]),
         ]
         // The store first, then the record: another process that lists the record always
-        // finds its store.
+        // finds its store. The info file before the first log: a process killed in between
+        // leaves a record whose next sync pass publishes it, never logs without an info file.
         let document = try await handler.open(record, create: true)
-        try commit(changes, to: document, ship: useCloud)
+        try commit(changes, to: document, ship: useCloud, flush: false)
         try root.save(record)
-        if useCloud { try? publish(document) }
+        if useCloud {
+            // Unpublished (container unwritable), the log waits in the outbox for the pass
+            // that publishes the document.
+            if (try? publish(document)) != nil, settings.fastSave { flushQuietly(document) }
+        }
         let summary = await summary(of: record)
         emit(.documentAdded(summary))
         logger.info("created document", metadata: ["name": "\(name)", "uuid": "\(record.id)", "location": "\(record.location.rawValue)"])
@@ -321,7 +326,7 @@ public actor DocumentLibrary {
         try commit(changes, to: document, ship: ship)
     }
 
-    private func commit(_ changes: [Change], to document: OpenDocument, ship: Bool) throws {
+    private func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true) throws {
         let summary: ChangeSummary
         if let replicator {
             if ship { _ = try? replicator.importPending(document.record.id, into: document.store) }
@@ -332,7 +337,7 @@ public actor DocumentLibrary {
         }
         document.invalidate()
         emit(.didSave(document.record.id, summary))
-        if ship, settings.fastSave { flushQuietly(document) }
+        if ship, flush, settings.fastSave { flushQuietly(document) }
     }
 
     /// Ships what is waiting in a document's outbox; a missing container only delays it.

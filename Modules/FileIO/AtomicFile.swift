@@ -97,17 +97,62 @@ public enum AtomicFile {
         }
     }
 
-    /// Reads a whole file.
-    public static func read(_ url: URL) throws(FileIOError) -> Data {
-        do {
-            return try Data(contentsOf: url)
-        } catch {
-            let code: Int32
-            if !FileManager.default.fileExists(atPath: url.path) { code = ENOENT }
-            else if !FileManager.default.isReadableFile(atPath: url.path) { code = EACCES }
-            else { code = EIO }
+    /// The most bytes ``read(_:limit:followSymlinks:)`` reads unless told otherwise: nothing
+    /// multidoc reads is ever loaded into memory whatever its size.
+    public static let defaultReadLimit = 256 * 1024 * 1024
+
+    /// Reads a whole regular file of at most `limit` bytes.
+    ///
+    /// The file is opened non-blocking and checked with `fstat` before a byte is read, so a FIFO,
+    /// a device or a folder put where a file belongs is refused at once (a FIFO would otherwise
+    /// block the reader forever), and a file over `limit` is refused without being read.
+    /// - Parameters:
+    ///   - limit: the largest size accepted, in bytes.
+    ///   - followSymlinks: false refuses a path whose last component is a symbolic link.
+    /// - Throws: ``FileIOError`` naming the path: missing (`ENOENT`), unreadable (`EACCES`),
+    ///   a symbolic link (`ELOOP`), not a regular file, or larger than `limit` (`EFBIG`).
+    public static func read(_ url: URL, limit: Int = defaultReadLimit, followSymlinks: Bool = true) throws(FileIOError) -> Data {
+        var flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK
+        if !followSymlinks { flags |= O_NOFOLLOW }
+        let fd = open(url.path, flags)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ELOOP, !followSymlinks {
+                throw FileIOError(path: url.path, operation: "read", errno: code, detail: "it is a symbolic link, which is not followed")
+            }
             throw FileIOError(path: url.path, operation: "read", errno: code)
         }
+        defer { _ = close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileIOError(path: url.path, operation: "read", errno: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw FileIOError(path: url.path, operation: "read", errno: EINVAL, detail: "not a regular file")
+        }
+        let size = Int(info.st_size)
+        guard size <= limit else {
+            throw FileIOError(path: url.path, operation: "read", errno: EFBIG, detail: "\(size) bytes, larger than the \(limit)-byte limit")
+        }
+        // The file may grow while it is read: never read more than the limit allows.
+        let capacity = limit == Int.max ? Int.max : limit + 1
+        var data = Data()
+        data.reserveCapacity(min(size, limit) + 1)
+        var offset = 0
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while offset < capacity {
+            let wanted = min(chunk.count, capacity - offset)
+            let result = chunk.withUnsafeMutableBytes { buffer in Glibc.read(fd, buffer.baseAddress, wanted) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw FileIOError(path: url.path, operation: "read", errno: errno)
+            }
+            if result == 0 { break }
+            data.append(contentsOf: chunk[0..<result])
+            offset += result
+        }
+        guard data.count <= limit else {
+            throw FileIOError(path: url.path, operation: "read", errno: EFBIG, detail: "it grew past the \(limit)-byte limit while being read")
+        }
+        return data
     }
 }
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FileIO
 import Foundation
 import Model
@@ -124,10 +127,13 @@ public struct Container: Sendable {
     public func identities() throws(SyncError) -> [ContainerIdentity] {
         try checkAvailable()
         var result: [ContainerIdentity] = []
-        for name in Self.listNames(identityDirectory) where name.hasSuffix(".json") {
+        for name in listNames(identityDirectory) where name.hasSuffix(".json") {
             let url = identityDirectory.appendingPathComponent(name)
-            guard let identity: ContainerIdentity = try? Self.readJSON(url) else {
-                throw SyncError(.malformedFile, path: url.path, detail: "not a container identity")
+            let identity: ContainerIdentity
+            do {
+                identity = try readJSON(url, limit: Self.maximumRecordSize)
+            } catch {
+                throw SyncError(.malformedFile, path: url.path, detail: "not a container identity (\(Self.summarize(error)))")
             }
             guard identity.format <= Self.formatVersion else {
                 throw SyncError(.unknownFormat(found: identity.format, supported: Self.formatVersion), path: url.path)
@@ -149,47 +155,106 @@ public struct Container: Sendable {
 
     // MARK: Reading
 
-    /// Names in a folder, without ignored names, sorted. Missing folder: empty.
-    static func listNames(_ url: URL) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [])
+    /// Names in a folder, without ignored names, sorted. Missing folder, or a folder reached
+    /// through a symbolic link: empty.
+    func listNames(_ url: URL) -> [String] {
+        guard symlinkProblem(url) == nil else { return [] }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [])
             .filter { !ContainerFiles.isIgnored($0) }
             .sorted()
     }
 
-    /// Every document folder's UUID.
-    public func documentIDs() -> [DocumentID] {
-        Self.listNames(documentsDirectory).compactMap(DocumentID.init)
-    }
+    // MARK: Confinement and limits
 
-    /// Tombstoned documents, with every tombstone found for each.
-    public func tombstones() -> [DocumentID: [DocumentTombstone]] {
-        var result: [DocumentID: [DocumentTombstone]] = [:]
-        for name in Self.listNames(tombstonesDirectory) where name.hasSuffix(".json") {
-            let parts = name.dropLast(5).split(separator: ".")
-            guard parts.count == 2, let id = DocumentID(String(parts[0])) else { continue }
-            let url = tombstonesDirectory.appendingPathComponent(name)
-            if let tombstone: DocumentTombstone = try? Self.readJSON(url), tombstone.document == id {
-                result[id, default: []].append(tombstone)
-            } else {
-                // A tombstone is a tombstone even if its body is damaged: deleting wins.
-                result[id, default: []].append(DocumentTombstone(document: id, deletedBy: DeviceID(UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0))), deletedAt: .distantPast))
+    /// The largest identity, registry, info or tombstone file a reader accepts.
+    public static let maximumRecordSize = 1024 * 1024
+    /// The largest baseline a reader accepts.
+    public static let maximumBaselineSize = 128 * 1024 * 1024
+
+    /// Why `url` must not be used, if one of its components below the container's root is a
+    /// symbolic link (or the path is not inside the container at all). Nothing is ever read,
+    /// written or removed through a link: a link to `/etc/passwd` or to another folder would
+    /// let a hostile container reach outside itself.
+    public func symlinkProblem(_ url: URL) -> String? {
+        let base = root.standardizedFileURL.path
+        let path = url.standardizedFileURL.path
+        guard path == base || path.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
+            return "\(path) is outside the container"
+        }
+        var current = base
+        for component in path.dropFirst(base.count).split(separator: "/") {
+            current += (current.hasSuffix("/") ? "" : "/") + component
+            var info = stat()
+            guard lstat(current, &info) == 0 else { return nil }  // the rest does not exist yet
+            if (info.st_mode & S_IFMT) == S_IFLNK {
+                let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: current)) ?? "?"
+                return "\(current) is a symbolic link (to \(target)); links in the container are never followed"
             }
         }
-        return result
+        return nil
+    }
+
+    /// Reads a file of the container: no symbolic links on the way, at most `limit` bytes.
+    func readFile(_ url: URL, limit: Int) throws(FileIOError) -> Data {
+        if let problem = symlinkProblem(url) {
+            throw FileIOError(path: url.path, operation: "read", errno: ELOOP, detail: problem)
+        }
+        return try AtomicFile.read(url, limit: limit, followSymlinks: false)
+    }
+
+    /// Every document folder's UUID.
+    public func documentIDs() -> [DocumentID] {
+        listNames(documentsDirectory).compactMap(DocumentID.init)
+    }
+
+    /// Tombstoned documents, with every valid tombstone found for each.
+    public func tombstones() -> [DocumentID: [DocumentTombstone]] { scanTombstones().tombstones }
+
+    /// Every tombstone file, read: the valid ones per document, and the files that are not
+    /// tombstones (damaged, the wrong shape, naming another document, a newer format, links).
+    ///
+    /// A damaged tombstone is reported and not applied: deleting is final, so it must not rest
+    /// on a file that may be a partial delivery or garbage. It is read again on the next pass.
+    public func scanTombstones() -> (tombstones: [DocumentID: [DocumentTombstone]], problems: [QuarantinedFile]) {
+        var result: [DocumentID: [DocumentTombstone]] = [:]
+        var problems: [QuarantinedFile] = []
+        for name in listNames(tombstonesDirectory) {
+            let url = tombstonesDirectory.appendingPathComponent(name)
+            let parts = name.hasSuffix(".json") ? name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false) : []
+            guard parts.count == 2, let id = DocumentID(String(parts[0])), let device = DeviceID(String(parts[1])) else {
+                problems.append(QuarantinedFile(url: url, reason: "not a tombstone name (<document>.<device>.json)"))
+                continue
+            }
+            do {
+                let tombstone: DocumentTombstone = try readJSON(url, limit: Self.maximumRecordSize)
+                guard tombstone.format <= Self.formatVersion else {
+                    problems.append(QuarantinedFile(url: url, reason: "format version \(tombstone.format) is newer than this build's \(Self.formatVersion)"))
+                    continue
+                }
+                guard tombstone.document == id, tombstone.deletedBy == device else {
+                    problems.append(QuarantinedFile(url: url, reason: "names document \(tombstone.document) by \(tombstone.deletedBy), not what its name says"))
+                    continue
+                }
+                result[id, default: []].append(tombstone)
+            } catch {
+                problems.append(QuarantinedFile(url: url, reason: "not a tombstone, not applied (\(Self.summarize(error)))"))
+            }
+        }
+        return (result, problems)
     }
 
     /// The tombstones of one document (cheaper than ``tombstones()`` for a targeted check).
     public func tombstones(of id: DocumentID) -> [String] {
-        Self.listNames(tombstonesDirectory).filter { $0.hasPrefix("\(id).") && $0.hasSuffix(".json") }
+        listNames(tombstonesDirectory).filter { $0.hasPrefix("\(id).") && $0.hasSuffix(".json") }
     }
 
     /// The info files of a document: the creator's first.
     public func infos(_ id: DocumentID) -> [DocumentInfo] {
-        Self.listNames(documentDirectory(id))
+        listNames(documentDirectory(id))
             .filter { $0.hasPrefix("info-") && $0.hasSuffix(".json") }
             .compactMap { name -> DocumentInfo? in
-                guard let info: DocumentInfo = try? Self.readJSON(documentDirectory(id).appendingPathComponent(name)),
-                      info.document == id else { return nil }
+                guard let info: DocumentInfo = try? readJSON(documentDirectory(id).appendingPathComponent(name), limit: Self.maximumRecordSize),
+                      info.document == id, info.format <= Self.formatVersion else { return nil }
                 return info
             }
             .sorted { ($0.createdAt, $0.createdBy) < ($1.createdAt, $1.createdBy) }
@@ -202,23 +267,24 @@ public struct Container: Sendable {
         let folder = documentDirectory(id)
         let logs = folder.appendingPathComponent("logs")
         var stamps = [FileStamp(path: folder.path), FileStamp(path: logs.path), FileStamp(path: baselinesDirectory(id).path)]
-        for device in Self.listNames(logs) { stamps.append(FileStamp(path: logs.appendingPathComponent(device).path)) }
+        for device in listNames(logs) { stamps.append(FileStamp(path: logs.appendingPathComponent(device).path)) }
         return stamps
     }
 
     /// Devices with logs for a document.
     public func logDevices(_ id: DocumentID) -> [DeviceID] {
-        Self.listNames(documentDirectory(id).appendingPathComponent("logs")).compactMap(DeviceID.init)
+        listNames(documentDirectory(id).appendingPathComponent("logs")).compactMap(DeviceID.init)
     }
 
     /// The sequence numbers of a device's logs present for a document, ascending.
     public func logSequences(_ id: DocumentID, device: DeviceID) -> [UInt64] {
-        Self.listNames(logsDirectory(id, device: device)).compactMap(Self.sequence(fromLogName:)).sorted()
+        listNames(logsDirectory(id, device: device)).compactMap(Self.sequence(fromLogName:)).sorted()
     }
 
     /// Conflict copies found in a document's folders (reported, never imported).
     public func conflictCopies(_ id: DocumentID) -> [URL] {
         var found: [URL] = []
+        guard symlinkProblem(documentDirectory(id)) == nil else { return [] }
         let enumerator = FileManager.default.enumerator(at: documentDirectory(id), includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {
             if ContainerFiles.isConflictCopy(url.lastPathComponent) { found.append(url) }
@@ -239,11 +305,11 @@ public struct Container: Sendable {
 
     /// Baselines of a document with their file URLs, largest coverage first.
     public func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {
-        Self.listNames(baselinesDirectory(id))
+        listNames(baselinesDirectory(id))
             .filter { $0.hasSuffix(".json") }
             .compactMap { name -> (URL, Baseline)? in
                 let url = baselinesDirectory(id).appendingPathComponent(name)
-                guard let baseline: Baseline = try? Self.readJSON(url), baseline.document == id,
+                guard let baseline: Baseline = try? readJSON(url, limit: Self.maximumBaselineSize), baseline.document == id,
                       baseline.format <= Self.formatVersion else { return nil }
                 return (url, baseline)
             }
@@ -252,20 +318,20 @@ public struct Container: Sendable {
 
     /// Every registered device.
     public func deviceRecords() -> [DeviceRecord] {
-        Self.listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap { name in
-            try? Self.readJSON(devicesDirectory.appendingPathComponent(name))
+        listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap { name in
+            try? readJSON(devicesDirectory.appendingPathComponent(name), limit: Self.maximumRecordSize)
         }
     }
 
     /// Reads and validates one log file.
     public func readLog(_ id: DocumentID, device: DeviceID, sequence: UInt64) throws(LogDecodingError) -> TransactionLog {
         let url = logURL(id, device: device, sequence: sequence)
-        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-        if let size = (attributes?[.size] as? NSNumber)?.intValue, size > TransactionLog.maximumFileSize {
-            throw LogDecodingError(reason: "\(size) bytes, larger than the \(TransactionLog.maximumFileSize)-byte limit")
-        }
         let data: Data
-        do { data = try AtomicFile.read(url) } catch { throw LogDecodingError(reason: error.description) }
+        do {
+            data = try readFile(url, limit: TransactionLog.maximumFileSize)
+        } catch {
+            throw LogDecodingError(reason: error.detail ?? error.description)
+        }
         return try TransactionLog.decode(data, document: id, device: device, sequence: sequence)
     }
 
@@ -276,6 +342,7 @@ public struct Container: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
         encoder.dateEncodingStrategy = .millisecondsSince1970
+        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
             let data = try encoder.encode(value)
             try AtomicFile.makeDirectory(url.deletingLastPathComponent())
@@ -289,6 +356,7 @@ public struct Container: Sendable {
     /// Writes a log file unless it is already there (a retry after a crash writes the same bytes).
     public func writeLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> URL {
         let url = logURL(document, device: device, sequence: sequence)
+        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
             try AtomicFile.makeDirectory(url.deletingLastPathComponent())
             try AtomicFile.writeOnce(data, to: url)
@@ -299,17 +367,31 @@ public struct Container: Sendable {
         return url
     }
 
-    /// Reads a JSON record written by ``writeJSON(_:to:pretty:)``.
-    static func readJSON<T: Decodable>(_ url: URL) throws -> T {
-        let data = try AtomicFile.read(url)
+    /// Reads a JSON record written by ``writeJSON(_:to:pretty:)``: no links followed, at most
+    /// `limit` bytes.
+    func readJSON<T: Decodable>(_ url: URL, limit: Int) throws -> T {
+        let data = try readFile(url, limit: limit)
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
         return try decoder.decode(T.self, from: data)
     }
 
-    /// Removes a file or folder; a missing one is fine.
+    /// One line about why a file could not be read or decoded.
+    static func summarize(_ error: any Error) -> String {
+        switch error {
+        case let error as FileIOError: return error.detail ?? error.description
+        case DecodingError.dataCorrupted(let context): return context.debugDescription
+        case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let context): return "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        case DecodingError.valueNotFound(_, let context): return "missing value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        default: return "\(error)"
+        }
+    }
+
+    /// Removes a file or folder; a missing one is fine. Never through a symbolic link: a
+    /// link itself is removed, what it points to is not touched.
     public func remove(_ url: URL) {
-        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        guard symlinkProblem(url.deletingLastPathComponent()) == nil, FileManager.default.fileExists(atPath: url.path) else { return }
         try? FileManager.default.removeItem(at: url)
         didChange(url)
     }

@@ -56,7 +56,7 @@ public struct Replicator: Sendable {
         var written: [URL] = []
         for (sequence, data) in outbox.sorted(by: { $0.key < $1.key }) {
             let url = try container.writeLog(data, document: document, device: device.id, sequence: sequence)
-            if let existing = try? AtomicFile.read(url), existing != data {
+            if let existing = try? container.readFile(url, limit: TransactionLog.maximumFileSize), existing != data {
                 throw SyncError(.writeFailed, path: url.path, detail: "a different log with this sequence is already in the container")
             }
             written.append(url)
@@ -251,7 +251,7 @@ public struct Replicator: Sendable {
     public func register(applied: [DocumentID: [DeviceID: UInt64]]) throws(SyncError) {
         try container.checkAvailable()
         let url = container.deviceRecordURL(device.id)
-        if let existing: DeviceRecord = try? Container.readJSON(url), existing.applied == applied,
+        if let existing: DeviceRecord = try? container.readJSON(url, limit: Container.maximumRecordSize), existing.applied == applied,
            existing.name == device.name, existing.model == device.model {
             return
         }

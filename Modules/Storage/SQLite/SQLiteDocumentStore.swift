@@ -20,6 +20,15 @@ public final class SQLiteDocumentStore: DocumentStore {
     private let cache = Mutex<(generation: Int64, contents: StoreContents)?>(nil)
     private let isClosed = Mutex(false)
 
+    /// Paths this process has open as stores, with how many connections each. The header check
+    /// reads the file through a descriptor of its own, and closing any descriptor of a file
+    /// drops every POSIX lock the process holds on it — the locks SQLite's open connections
+    /// rely on ("How To Corrupt An SQLite Database File", 2.2). A file this process already
+    /// has open was checked when it was first opened, so it is not checked again.
+    private static let openPaths = Mutex<[String: Int]>([:])
+
+    private static func isOpenInThisProcess(_ path: String) -> Bool { openPaths.withLock { ($0[path] ?? 0) > 0 } }
+
     /// Opens (with `create`, creates) the store and migrates it to the current schema.
     /// - Throws: ``StoreError`` naming the file and the problem.
     public init(url: URL, options: StoreOptions, create: Bool) throws(StoreError) {
@@ -39,7 +48,7 @@ public final class SQLiteDocumentStore: DocumentStore {
         defer { openLock.unlock() }
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists, !create { throw StoreError(.notFound, path: path) }
-        if exists { try Self.checkHeader(path, pageCount: false) }
+        if exists, !Self.isOpenInThisProcess(path) { try Self.checkHeader(path, pageCount: false) }
         var configuration = Configuration()
         let seconds = Double(options.busyTimeout.components.seconds) + Double(options.busyTimeout.components.attoseconds) / 1e18
         configuration.busyMode = .timeout(seconds)
@@ -72,9 +81,10 @@ public final class SQLiteDocumentStore: DocumentStore {
             throw error
         } catch {
             // Say "truncated" when the header proves it; otherwise report what SQLite said.
-            try Self.checkHeader(path, pageCount: true)
+            if !Self.isOpenInThisProcess(path) { try Self.checkHeader(path, pageCount: true) }
             throw Self.map(error, path: path)
         }
+        Self.openPaths.withLock { $0[path, default: 0] += 1 }
     }
 
     /// Refuses files that cannot be a database (SQLite would report a short file as an empty
@@ -110,7 +120,7 @@ public final class SQLiteDocumentStore: DocumentStore {
 
     static func map(_ error: any Error, path: String) -> StoreError {
         guard let error = error as? DatabaseError else { return StoreError(.corrupt, path: path, detail: "\(error)") }
-        let message = error.message ?? "\(error.resultCode)"
+        let message = (error.message ?? "\(error.resultCode)") + (error.extendedResultCode != error.resultCode ? " (\(error.extendedResultCode))" : "")
         switch error.resultCode.primaryResultCode {
         case .SQLITE_NOTADB: return StoreError(.corrupt, path: path, detail: "not an SQLite database")
         case .SQLITE_CORRUPT: return StoreError(.corrupt, path: path, detail: message)
@@ -173,7 +183,13 @@ public final class SQLiteDocumentStore: DocumentStore {
             defer { closed = true }
             return closed
         }
-        if !wasClosed { try? queue.close() }
+        if !wasClosed {
+            try? queue.close()
+            Self.openPaths.withLock { paths in
+                let count = (paths[url.path] ?? 1) - 1
+                paths[url.path] = count > 0 ? count : nil
+            }
+        }
     }
 
     /// Removes the store file and SQLite's siblings.
