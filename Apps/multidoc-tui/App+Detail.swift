@@ -18,7 +18,11 @@ extension TUIApp {
             detailState = DetailState(id: document.id, name: detail.summary.name, detail: detail)
             screen = .detail
             await library.inspect(document.id)
-            if settings.copyContainerOnSegue { show("container copied to Documents/copyOfCloudContainer") }
+            if let problem = detail.containerCopyProblem {
+                fail(problem)
+            } else if settings.copyContainerOnSegue {
+                show("container copied to Documents/copyOfCloudContainer")
+            }
         } catch {
             fail(error)
         }

@@ -27,7 +27,7 @@ func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> D
     let file = LogFile(url: logURL)
     var logger = Logger(label: "multidoc-tui") { label in FileLogHandler(label: label, file: file) }
     logger.logLevel = .info
-    let stores = makeStores()
+    let stores = StoreProvider.standard(options: setup.storeOptions)
     let nudge = SyncthingNudge.fromSettings(setup.settings, container: setup.container, logger: logger)
     let library = setup.makeLibrary(stores: stores, logger: logger, containerObserver: nudge)
     return Device(setup: setup, library: library, flags: flags, environment: environment, logURL: logURL)
@@ -71,9 +71,4 @@ struct FileLogHandler: LogHandler {
         let stamp = ISO8601DateFormatter().string(from: Date())
         file.write("\(stamp) \(event.level) \(label): \(event.message)\(details)\n")
     }
-}
-
-/// The real stores (SQLite and JSON backends).
-func makeStores() -> StoreProvider {
-    StoreProvider.standard(options: StoreOptions())
 }

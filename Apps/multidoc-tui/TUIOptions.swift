@@ -22,6 +22,9 @@ struct TUIOptions: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Storage backend for new documents: sqlite or json.", valueName: "kind"))
     var store: String?
 
+    @Option(name: .long, help: ArgumentHelp("SQLite journal mode: wal (default) or rollback.", valueName: "mode"))
+    var journal: String?
+
     @Option(name: .customLong("device-name"), help: ArgumentHelp("This device's name.", valueName: "name"))
     var deviceName: String?
 
@@ -59,7 +62,7 @@ struct TUIOptions: ParsableCommand {
     func settingFlags() throws(SettingsError) -> [SettingKey: SettingValue] {
         var flags: [SettingKey: SettingValue] = [:]
         let given: [(SettingKey, String?)] = [
-            (.store, store), (.deviceName, deviceName), (.fastSave, fastSave), (.enablePing, enablePing),
+            (.store, store), (.journal, journal), (.deviceName, deviceName), (.fastSave, fastSave), (.enablePing, enablePing),
             (.copyContainerOnSegue, copyContainerOnSegue), (.attemptErrorRecovery, attemptErrorRecovery), (.useCloud, useCloud),
             (.syncthingAddress, syncthingAddress), (.syncthingKey, syncthingKey), (.syncthingFolder, syncthingFolder),
             (.syncthingConfig, syncthingConfig),

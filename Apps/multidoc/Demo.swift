@@ -136,7 +136,7 @@ struct Demo: AsyncParsableCommand {
             environment: [:], createRoot: true)
         var logger = Logger(label: "multidoc.demo.\(name)")
         logger.logLevel = .error
-        return (setup, setup.makeLibrary(stores: makeStores(), logger: logger))
+        return (setup, setup.makeLibrary(stores: makeStores(setup), logger: logger))
     }
 }
 

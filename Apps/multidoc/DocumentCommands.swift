@@ -48,12 +48,18 @@ func printTable(_ rows: [[String]]) {
     }
 }
 
-func reportSync(_ report: SyncReport, json: Bool) {
+/// What to do about a container this device refused after its identity changed.
+func adoptHint(_ problem: String) -> String {
+    problem.hasSuffix("staying local")
+        ? " (saves wait here; run `multidoc container adopt` to sync with this container, or point --container at the one you meant)"
+        : ""
+}
+
+func reportSync(_ report: SyncReport, json: Bool, except error: EngineError? = nil) {
     guard !json else { return }
     for note in report.quarantined { FileHandle.standardError.write(Data("multidoc: warning: \(note)\n".utf8)) }
-    for problem in report.problems {
-        let hint = problem.hasSuffix("staying local") ? " (run `multidoc container adopt` to sync with the new container)" : ""
-        FileHandle.standardError.write(Data("multidoc: warning: \(problem)\(hint)\n".utf8))
+    for problem in report.problems where problem != error?.description {
+        FileHandle.standardError.write(Data("multidoc: warning: \(problem)\(adoptHint(problem))\n".utf8))
     }
 }
 
@@ -65,9 +71,9 @@ struct New: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap(createRoot: true)
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             let summary = try await library.create(name: try name.map(documentName))
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             await library.closeAll()
             if options.json { try printJSON(DocumentRow(summary)) } else { print("\(summary.name)\t\(summary.id)") }
         }
@@ -81,7 +87,7 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             let documents = await library.list()
             await library.closeAll()
             if options.json { try printJSON(documents.map(DocumentRow.init)); return }
@@ -119,7 +125,7 @@ struct Show: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             let detail = try await library.detail(record.id, segue: true)
             let recovery = await library.recoveryReports[record.id]
@@ -130,6 +136,7 @@ struct Show: AsyncParsableCommand {
                 location: detail.summary.location.rawValue, store: detail.summary.store.rawValue, recovery: recovery)
             if options.json { try printJSON(output); return }
             if let recovery { FileHandle.standardError.write(Data("multidoc: recovered: \(recovery)\n".utf8)) }
+            if let problem = detail.containerCopyProblem { FileHandle.standardError.write(Data("multidoc: warning: \(problem)\n".utf8)) }
             print("File name: \(output.name)")
             print("State:     \(output.state)")
             print("Modified:  \(formatDate(output.modified))")
@@ -153,7 +160,7 @@ struct Edit: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             if let text {
                 try await library.setText(record.id, text)
@@ -163,7 +170,7 @@ struct Edit: AsyncParsableCommand {
                 let current = try await library.detail(record.id).text
                 try await library.setText(record.id, try editInEditor(current))
             }
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             let detail = try await library.detail(record.id)
             await library.closeAll()
             if options.json { try printJSON(DocumentRow(detail.summary)) } else { print("saved \(detail.summary.name)") }
@@ -193,7 +200,7 @@ struct Remove: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             try await library.delete(record.id)
             await library.closeAll()
@@ -212,10 +219,10 @@ struct Rename: AsyncParsableCommand {
         try await runCommand {
             let (_, library) = try options.bootstrap()
             let name = try documentName(newName)
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             try await library.rename(record.id, to: name)
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             await library.closeAll()
             if options.json { try printJSON(["renamed": record.id.description, "name": name.rawValue]) } else { print("renamed \(record.name) to \(name)") }
         }
@@ -252,7 +259,7 @@ struct MoveToCloud: AsyncParsableCommand {
             let (_, library) = try options.bootstrap()
             let record = try await library.resolve(document)
             let moved = try await library.moveToCloud(record.id)
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             await library.closeAll()
             if options.json {
                 try printJSON(["moved": record.id.description, "uuid": moved.description, "location": "cloud"])
@@ -279,7 +286,7 @@ struct MoveToLocal: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json), json: options.json)
             let record = try await library.resolve(document)
             let local = try await library.moveToLocal(record.id, choice: keepCloud ? .keepCloud : .removeCloud)
             await library.closeAll()

@@ -18,6 +18,9 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Storage backend for new documents: sqlite or json.", valueName: "kind"))
     var store: String?
 
+    @Option(name: .long, help: ArgumentHelp("SQLite journal mode: wal (default) or rollback.", valueName: "mode"))
+    var journal: String?
+
     @Option(name: .customLong("device-name"), help: ArgumentHelp("This device's name.", valueName: "name"))
     var deviceName: String?
 
@@ -58,7 +61,7 @@ struct GlobalOptions: ParsableArguments {
     func settingFlags() throws(SettingsError) -> [SettingKey: SettingValue] {
         var flags: [SettingKey: SettingValue] = [:]
         let given: [(SettingKey, String?)] = [
-            (.store, store), (.deviceName, deviceName), (.fastSave, fastSave), (.enablePing, enablePing),
+            (.store, store), (.journal, journal), (.deviceName, deviceName), (.fastSave, fastSave), (.enablePing, enablePing),
             (.copyContainerOnSegue, copyContainerOnSegue), (.attemptErrorRecovery, attemptErrorRecovery), (.useCloud, useCloud),
             (.syncthingAddress, syncthingAddress), (.syncthingKey, syncthingKey), (.syncthingFolder, syncthingFolder),
             (.syncthingConfig, syncthingConfig),
@@ -79,9 +82,11 @@ struct GlobalOptions: ParsableArguments {
             rootPath: root, containerPath: container, flags: try settingFlags(),
             environment: ProcessInfo.processInfo.environment, createRoot: createRoot)
         var logger = Logger(label: "multidoc")
-        logger.logLevel = verbose ? .info : .error
+        // Without --verbose the command's own one-line error (and the pass's warnings) say what
+        // went wrong; the engine's log lines would repeat it.
+        logger.logLevel = verbose ? .info : .critical
         let nudge = SyncthingNudge.fromSettings(setup.settings, container: setup.container, logger: logger)
-        let library = setup.makeLibrary(stores: makeStores(), logger: logger, containerObserver: nudge, onContainerChange: onContainerChange)
+        let library = setup.makeLibrary(stores: makeStores(setup), logger: logger, containerObserver: nudge, onContainerChange: onContainerChange)
         return (setup, library)
     }
 }
@@ -131,4 +136,5 @@ func documentName(_ raw: String) throws -> DocumentName {
 }
 
 /// The real stores (SQLite and JSON backends).
-func makeStores() -> StoreProvider { .standard() }
+/// The real stores (SQLite and JSON backends), opened as the device's settings say.
+func makeStores(_ setup: DeviceSetup) -> StoreProvider { .standard(options: setup.storeOptions) }

@@ -34,15 +34,25 @@ struct SyncCommand: AsyncParsableCommand {
                 printer.cancel()
                 return
             }
-            let report = await syncPass(library, json: options.json)
+            let report = try await syncPass(library, json: options.json)
             await library.closeAll()
             let output = Output(cloudAvailable: report.cloudAvailable, discovered: report.discovered, removed: report.removed,
                                 importedLogs: report.importedLogs, exportedLogs: report.exportedLogs,
                                 quarantined: report.quarantined, problems: report.problems)
-            if options.json { try printJSON(output); return }
-            print("imported \(report.importedLogs) logs, exported \(report.exportedLogs), discovered \(report.discovered.count), removed \(report.removed.count)")
-            reportSync(report, json: false)
-            if setup.container == nil { print("no container configured: nothing to sync (--container or MULTIDOC_CONTAINER)") }
+            guard setup.container != nil else {
+                throw EngineError.containerUnavailable("no container is configured: nothing to sync (--container or MULTIDOC_CONTAINER)")
+            }
+            if options.json {
+                try printJSON(output)
+            } else {
+                print("imported \(report.importedLogs) logs, exported \(report.exportedLogs), discovered \(report.discovered.count), removed \(report.removed.count)")
+                reportSync(report, json: false, except: report.containerError)
+            }
+            // Nothing was synced: say why once, and exit with its code (7, or 8 for a newer format).
+            if let error = report.containerError {
+                let (message, code) = multidoc.describe(error)
+                throw CLIError(message: message + adoptHint(message), code: code)
+            }
         }
     }
 
@@ -358,12 +368,15 @@ struct ContainerCommand: AsyncParsableCommand {
                 for copy in container.sharedConflictCopies() { problems.append("\(copy.path): conflict copy") }
                 let verification = container.verify()
                 for file in verification.problems where !problems.contains(file.description) { problems.append(file.description) }
+                let waiting = verification.waiting.map(\.description)
                 if options.json {
-                    struct Output: Encodable { var checkedFiles: Int; var checkedLogs: Int; var problems: [String] }
-                    try printJSON(Output(checkedFiles: verification.checkedFiles, checkedLogs: verification.checkedLogs, problems: problems))
+                    struct Output: Encodable { var checkedFiles: Int; var checkedLogs: Int; var problems: [String]; var waiting: [String] }
+                    try printJSON(Output(checkedFiles: verification.checkedFiles, checkedLogs: verification.checkedLogs, problems: problems, waiting: waiting))
                 } else {
                     print("checked \(verification.checkedFiles) files (\(verification.checkedLogs) logs): \(problems.isEmpty ? "all valid" : "\(problems.count) problems")")
                     problems.forEach { print("  \($0)") }
+                    if !waiting.isEmpty { print("\(waiting.count) not finished yet (not a problem):") }
+                    waiting.forEach { print("  \($0)") }
                 }
                 if !problems.isEmpty { throw ExitCode(9) }
             }
@@ -413,7 +426,7 @@ struct ContainerCommand: AsyncParsableCommand {
             try await runCommand {
                 let (setup, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })
                 _ = try ContainerCommand.container(setup)
-                let report = await syncPass(library, json: options.json)
+                let report = try await syncPass(library, json: options.json)
                 await library.closeAll()
                 if options.json {
                     try printJSON(["cloudAvailable": "\(report.cloudAvailable)", "problems": report.problems.joined(separator: "\n")])

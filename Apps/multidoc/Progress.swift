@@ -46,8 +46,13 @@ final class TerminalProgress: Sendable {
 }
 
 /// One sync pass with a progress line for the terminal (see ``TerminalProgress``).
-func syncPass(_ library: DocumentLibrary, json: Bool) async -> SyncReport {
+/// A sync pass before or after a command. A container of a newer format stops the command
+/// (exit 8): this build can neither read nor safely write it. A missing or refused container
+/// does not: documents keep working locally, and the pass's report says why.
+func syncPass(_ library: DocumentLibrary, json: Bool) async throws -> SyncReport {
     let progress = TerminalProgress(enabled: !json && isatty(STDERR_FILENO) == 1)
     defer { progress.finish() }
-    return await library.sync(progress: { progress.update($0) })
+    let report = await library.sync(progress: { progress.update($0) })
+    if let error = report.containerError, case .containerFormat = error { throw error }
+    return report
 }

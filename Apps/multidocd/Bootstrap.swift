@@ -36,7 +36,7 @@ func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
     guard let container = setup.container else {
         throw DaemonError.usage("no container: pass --container DIR or set MULTIDOC_CONTAINER")
     }
-    let stores = StoreProvider.standard()
+    let stores = StoreProvider.standard(options: setup.storeOptions)
     let nudge = SyncthingNudge.fromSettings(setup.settings, container: container, logger: logger)
     let library = setup.makeLibrary(stores: stores, logger: Logger(label: "multidoc.engine"), containerObserver: nudge) { message in
         // Nobody is there to ask: keep every document and stop syncing with the new container.

@@ -33,7 +33,7 @@ struct DaemonOptions: Sendable {
 
         var flags: [SettingKey: SettingValue] = [:]
         let given: [(SettingKey, String?)] = [
-            (.store, command.store), (.deviceName, command.deviceName), (.fastSave, command.fastSave),
+            (.store, command.store), (.journal, command.journal), (.deviceName, command.deviceName), (.fastSave, command.fastSave),
             (.enablePing, command.enablePing), (.copyContainerOnSegue, command.copyContainerOnSegue),
             (.attemptErrorRecovery, command.attemptErrorRecovery), (.useCloud, command.useCloud),
             (.syncthingAddress, command.syncthingAddress), (.syncthingKey, command.syncthingKey),

@@ -40,6 +40,9 @@ struct Multidocd: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Storage backend for new and discovered documents.", valueName: "sqlite|json"))
     var store: String?
 
+    @Option(name: .long, help: ArgumentHelp("SQLite journal mode.", valueName: "wal|rollback"))
+    var journal: String?
+
     @Option(name: .customLong("device-name"), help: ArgumentHelp("The name this device shows to peers.", valueName: "name"))
     var deviceName: String?
 

@@ -54,6 +54,11 @@ public struct DeviceSetup: Sendable {
         identity = DeviceIdentity(id: device.id, name: settings.deviceName, model: device.model)
     }
 
+    /// How stores open on this device: SQLite's journal mode from the `Journal` setting.
+    public var storeOptions: StoreOptions {
+        StoreOptions(journalMode: settings[.journal].textValue == JournalMode.rollback.rawValue ? .rollback : .wal)
+    }
+
     /// Builds the library with the given stores.
     /// - Parameter containerObserver: told about every file the library writes into the
     ///   container (the Syncthing nudge); nil for none.

@@ -7,6 +7,9 @@ import Sync
 /// The ping stunt's state (EnablePing, seeds 000 and 001).
 struct PingState: Sendable {
     var inspected: DocumentID?
+    /// When inspecting began: changes committed before it were waiting, not travelling, and
+    /// are neither measured nor answered.
+    var since: Date?
     /// Pings left to send; nil: until stopped.
     var roundsLeft: Int?
     var sent = 0
@@ -27,7 +30,7 @@ extension DocumentLibrary {
     /// EnablePing on, imported changes to it are answered with a ping, `rounds` times at most.
     public func inspect(_ id: DocumentID?, rounds: Int? = nil) {
         ping.pending?.cancel()
-        ping = PingState(inspected: id, roundsLeft: rounds)
+        ping = PingState(inspected: id, since: id == nil ? nil : configuration.now(), roundsLeft: rounds)
     }
 
     /// Pings sent and peers' changes answered so far.
@@ -51,8 +54,12 @@ extension DocumentLibrary {
         try await sendPing(id)
     }
 
-    func didImportFromPeers(_ record: LocalDocumentRecord, logs: [ImportedLog]) async {
+    func didImportFromPeers(_ record: LocalDocumentRecord, logs all: [ImportedLog]) async {
         guard record.id == ping.inspected else { return }
+        // A backlog imported when inspecting starts (edits made while this device was not
+        // looking) would count its waiting time as latency, and would be answered.
+        let logs = all.filter { log in ping.since.map { log.committedAt >= $0 } ?? true }
+        guard !logs.isEmpty else { return }
         let now = configuration.now()
         var samples: [LatencySample] = []
         for (index, log) in logs.enumerated() {
@@ -86,7 +93,7 @@ extension DocumentLibrary {
     }
 
     func predecessor(in document: DocumentID) -> DeviceID? {
-        guard let replicator else { return nil }
+        guard let replicator = cloud else { return nil }
         var devices = Set(replicator.container.logDevices(document))
         devices.insert(identity.id)
         let ring = devices.sorted()

@@ -41,7 +41,7 @@ extension DocumentLibrary {
             throw EngineError.storeFailed(document: record.name.rawValue, detail: "\(error.description); recovery could not move the damaged store aside: \(moveError)")
         }
         var report: String
-        if record.location == .cloud, let replicator, replicator.container.isAvailable {
+        if record.location == .cloud, let replicator = cloud, replicator.container.isAvailable {
             let document = try await openDocument(record, create: true)
             let imported = try replicator.importPending(record.id, into: document.store)
             document.invalidate()

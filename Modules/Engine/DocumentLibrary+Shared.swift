@@ -32,7 +32,7 @@ extension DocumentLibrary {
             location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id)
         let document = try await openDocument(record, create: true)
         try root.save(record)
-        if useCloud, let replicator { _ = try? replicator.importPending(id, into: document.store) }
+        if useCloud, let replicator = cloud { _ = try? replicator.importPending(id, into: document.store) }
         let changes = seed.map { Change.insert(ObjectID.seed($0.key), entity: $0.entity, attributes: $0.attributes) }
         try save(changes, to: document)
         if useCloud { try? publish(document) }

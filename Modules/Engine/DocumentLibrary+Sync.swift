@@ -29,6 +29,7 @@ extension DocumentLibrary {
             report.cloudAvailable = false
             let detail = "container \(container.root.path) is unavailable; documents keep working locally and are shipped when it is back"
             report.problems.append(detail)
+            report.containerError = .containerUnavailable(detail)
             if cloudAvailable {
                 setCloudAvailable(false)
                 emit(.cloudAvailability(available: false, detail: detail))
@@ -46,7 +47,13 @@ extension DocumentLibrary {
             do {
                 guard try await checkIdentity(container, report: &report) else { return report }
                 identityChecked = true
+                if containerRefusal != nil {
+                    containerRefusal = nil
+                    logger.notice("syncing with the container again", metadata: ["path": "\(container.root.path)"])
+                }
             } catch {
+                if case .containerFormat(let detail) = error as? EngineError { containerRefusal = detail }
+                report.containerError = error as? EngineError ?? .containerUnavailable("\(error)")
                 report.problems.append("\(error)")
                 emit(.failure("\(error)"))
                 return report
@@ -262,6 +269,12 @@ extension DocumentLibrary {
             }
             let found = current?.containerID.uuidString.lowercased()
             let message = SyncError(.identityChanged(remembered: remembered.uuidString.lowercased(), found: found), path: container.root.path).description
+            if let containerRefusal, containerRefusal == message + "; staying local" {
+                // Asked already in this process, and nothing changed since.
+                report.containerError = .containerUnavailable(containerRefusal)
+                report.problems.append(containerRefusal)
+                return false
+            }
             emit(.containerChanged(message))
             logger.warning("container identity changed", metadata: ["remembered": "\(remembered)", "found": "\(found ?? "none")"])
             switch configuration.onContainerChange(message) {
@@ -279,12 +292,13 @@ extension DocumentLibrary {
                 try root.saveDevice(device)
                 return true
             case .stayLocal:
-                for var record in root.records() where record.location == .cloud {
-                    await closeDocument(record.id)
-                    record.location = .local
-                    try root.save(record)
-                }
-                report.problems.append(message + "; staying local")
+                // Nothing is demoted: a mistyped --container or a replica that is briefly wrong
+                // must not detach every document for good. Saves wait in their outboxes until
+                // the known identity is back or the user adopts this container.
+                let refusal = message + "; staying local"
+                containerRefusal = refusal
+                report.containerError = .containerUnavailable(refusal)
+                report.problems.append(refusal)
                 return false
             }
         }

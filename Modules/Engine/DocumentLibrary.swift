@@ -52,6 +52,10 @@ public actor DocumentLibrary {
     public private(set) var settings: ResolvedSettings
     let root: DeviceRoot
     let replicator: Replicator?
+    /// The replicator when the container in place may be read and written: nil without a
+    /// container and while ``containerRefusal`` holds. Saves still commit through `replicator`
+    /// (their logs wait in the outbox).
+    var cloud: Replicator? { containerRefusal == nil ? replicator : nil }
     var logger: Logger
     private let handler: DocumentHandler
     private var subscribers: [UUID: AsyncStream<LibraryEvent>.Continuation] = [:]
@@ -61,12 +65,21 @@ public actor DocumentLibrary {
     private var viewable: Set<DocumentID> = []
     /// What error recovery did, by document (shown once by front ends).
     public internal(set) var recoveryReports: [DocumentID: String] = [:]
+    /// Documents ``withDocument(_:_:)`` is creating, so that callers who ask meanwhile wait for
+    /// the same creation.
+    private var creating: [DocumentID: Task<Void, any Error>] = [:]
     /// The inspected document and ping state (EnablePing).
     var ping = PingState()
     /// Whether this process has checked the container's identity (targeted passes skip it).
     var identityChecked = false
     /// Whether the last sync pass found the container usable.
     public private(set) var cloudAvailable = true
+    /// Why this device does not sync with the container in its place, while it does not: the
+    /// container's identity changed and the front end's policy said stay, or its format is newer
+    /// than this build's. Cloud documents stay cloud documents and keep every save in their
+    /// outbox; nothing is read from or written to that container until the identity this device
+    /// knows comes back or the user adopts the new one (Docs/DECISIONS.md).
+    public internal(set) var containerRefusal: String?
     /// Documents a full pass found with nothing to do, and the folder and store stamps it saw
     /// then: later full passes skip them while the stamps stay the same (see `+Sync`).
     var quiet: [DocumentID: QuietMark] = [:]
@@ -149,7 +162,7 @@ public actor DocumentLibrary {
             summary.state = open ? .normal : .closed
             summary.viewable = !contents.graph.objects.isEmpty
             summary.modified = contents.graph.textEntry?.modified
-            if record.location == .cloud, let replicator {
+            if record.location == .cloud, let replicator = cloud {
                 let progress = replicator.progress(record.id, applied: contents.sync.applied)
                 summary.downloadPercent = progress.percent
                 if progress.percent < 100 { summary.state.insert(.progressAvailable) }
@@ -191,13 +204,15 @@ public actor DocumentLibrary {
     /// Creates a document (the seed's "+" button): the next `TestDoc<N>` unless named, a new
     /// UUID, one `TextEntry` naming this device and one `ModelVersion`; made ubiquitous when
     /// UseCloud is on and a container is configured.
-    public func create(name: DocumentName? = nil, store: StoreKind? = nil) async throws -> DocumentSummary {
+    ///
+    /// `id` gives the new document a known UUID (``withDocument(_:_:)`` creates one that way).
+    public func create(name: DocumentName? = nil, store: StoreKind? = nil, id: DocumentID? = nil) async throws -> DocumentSummary {
         let records = root.records()
         let name = name ?? DefaultNaming.nextName(after: records.map(\.name))
         let kind = store ?? StoreKind(rawValue: settings.store) ?? .sqlite
         let useCloud = settings.useCloud && replicator != nil
         let record = LocalDocumentRecord(
-            id: DocumentID(configuration.newUUID()), name: name, store: kind, origin: .created,
+            id: id ?? DocumentID(configuration.newUUID()), name: name, store: kind, origin: .created,
             location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id)
         let changes: [Change] = [
             .insert(ObjectID(configuration.newUUID().uuidString.lowercased()), entity: Entity.textEntry, attributes: [
@@ -228,13 +243,24 @@ public actor DocumentLibrary {
         return summary
     }
 
-    /// The one handler (seed 003's MYDocumentHandler, without the singleton): opens the
-    /// document if it is closed, runs at once if it is open, and when several callers ask while
-    /// it opens they all wait for the same open.
-    public func withDocument<T: Sendable>(_ id: DocumentID, _ body: @Sendable (OpenDocument) throws -> T) async throws -> T {
+    /// The one handler (seed 003's MYDocumentHandler, without the singleton): creates the
+    /// document (as ``create(name:store:id:)`` would, under this UUID) if it does not exist,
+    /// opens it if it is closed, runs at once if it is open; when several callers ask while it is
+    /// being created or opened, they all wait for the same creation and open, and all run.
+    public func withDocument<T: Sendable>(_ id: DocumentID, _ body: @Sendable (OpenDocument) async throws -> T) async throws -> T {
+        if root.record(id) == nil {
+            if let pending = creating[id] {
+                try await pending.value
+            } else {
+                let creation = Task { _ = try await self.create(id: id) }
+                creating[id] = creation
+                defer { creating[id] = nil }
+                try await creation.value
+            }
+        }
         guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
         let document = try await open(record)
-        return try body(document)
+        return try await body(document)
     }
 
     /// Opens a document, recovering it if the store is damaged and AttemptErrorRecovery is on.
@@ -277,27 +303,31 @@ public actor DocumentLibrary {
         await configuration.containerObserver?.flush(timeout: .seconds(2))
     }
 
-    /// Details of one document (honours CopyContainerOnSegue when `segue` is true).
+    /// Details of one document (honours CopyContainerOnSegue when `segue` is true). The copy is
+    /// for a bug report and never keeps the document from opening: when it fails, the detail
+    /// says why in `containerCopyProblem`.
     public func detail(_ id: DocumentID, segue: Bool = false) async throws -> DocumentDetail {
         guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
-        if segue, settings.copyContainerOnSegue { try copyContainer(to: root.copyOfContainerURL) }
+        var copyProblem: String?
+        if segue, settings.copyContainerOnSegue {
+            do {
+                try copyContainer(to: root.copyOfContainerURL)
+            } catch {
+                copyProblem = "CopyContainerOnSegue: the container was not copied: \(error)"
+                logger.warning("container not copied", metadata: ["error": "\(error)"])
+            }
+        }
         let document = try await open(record)
         let contents = try document.read()
         let summary = await summary(of: record)
         let entry = contents.graph.textEntry
-        return DocumentDetail(summary: summary, text: entry?.text ?? "", modified: entry?.modified, graph: contents.graph)
+        return DocumentDetail(
+            summary: summary, text: entry?.text ?? "", modified: entry?.modified, graph: contents.graph, containerCopyProblem: copyProblem)
     }
 
     /// Replaces the document's text (and its `modified` date), saving and shipping it.
     public func setText(_ id: DocumentID, _ text: String) async throws {
-        let document = try await openEditable(id)
-        let contents = try document.read()
-        guard let entry = contents.graph.textEntry else {
-            throw EngineError.storeFailed(document: document.record.name.rawValue, detail: "not viewable yet: its first import has not completed")
-        }
-        try save([.update(entry.id, attributes: [
-            Entity.TextEntry.text: .string(text), Entity.TextEntry.modified: .date(modifiedNow()),
-        ])], to: document)
+        try await editText(id) { _ in text }
     }
 
     /// The `modified` date of a save, in whole milliseconds: a date that survives the trip
@@ -307,11 +337,25 @@ public actor DocumentLibrary {
         Date(timeIntervalSince1970: (configuration.now().timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 
-    /// Appends to the document's text.
+    /// Appends to the document's text. The text is read inside the save's transaction, so
+    /// appends from several processes of this device all land (none overwrites another).
     public func appendText(_ id: DocumentID, _ suffix: String) async throws {
+        try await editText(id) { $0 + suffix }
+    }
+
+    /// Replaces the text with `edit(current text)` in one transaction.
+    private func editText(_ id: DocumentID, _ edit: @escaping (String) -> String) async throws {
         let document = try await openEditable(id)
-        let text = try document.read().graph.textEntry?.text ?? ""
-        try await setText(id, text + suffix)
+        let name = document.record.name.rawValue
+        let modified = modifiedNow()
+        try save(to: document) { graph in
+            guard let entry = graph.textEntry else {
+                throw EngineError.storeFailed(document: name, detail: "not viewable yet: its first import has not completed")
+            }
+            return [.update(entry.id, attributes: [
+                Entity.TextEntry.text: .string(edit(entry.text)), Entity.TextEntry.modified: .date(modified),
+            ])]
+        }
     }
 
     private func openEditable(_ id: DocumentID) async throws -> OpenDocument {
@@ -321,33 +365,50 @@ public actor DocumentLibrary {
 
     /// Saves changes: one transaction, one log, shipped before returning when FastSave is on.
     func save(_ changes: [Change], to document: OpenDocument) throws {
-        emit(.objectsDidChange(document.record.id, ChangeSummary(updated: Set(changes.map(\.objectID)))))
+        try save(to: document) { _ in changes }
+    }
+
+    /// Saves the changes `makeChanges` makes from the graph as it is inside the transaction.
+    func save(to document: OpenDocument, _ makeChanges: (ObjectGraph) throws -> [Change]) throws {
         let ship = document.record.location == .cloud && replicator != nil
-        try commit(changes, to: document, ship: ship)
+        try commit(to: document, ship: ship, makeChanges)
     }
 
     private func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true) throws {
-        let summary: ChangeSummary
-        if let replicator {
-            if ship { _ = try? replicator.importPending(document.record.id, into: document.store) }
-            summary = try replicator.commit(changes, document: document.record.id, to: document.store, ship: ship).summary
-        } else {
-            summary = try Replicator(container: Container(root: root.url.appendingPathComponent(".no-container")), device: identity, now: configuration.now)
-                .commit(changes, document: document.record.id, to: document.store, ship: false).summary
-        }
+        try commit(to: document, ship: ship, flush: flush) { _ in changes }
+    }
+
+    private func commit(
+        to document: OpenDocument, ship: Bool, flush: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]
+    ) throws {
+        let id = document.record.id
+        let replicator = replicator
+            ?? Replicator(container: Container(root: root.url.appendingPathComponent(".no-container")), device: identity, now: configuration.now)
+        if ship, containerRefusal == nil { _ = try? replicator.importPending(id, into: document.store) }
+        let committed = try replicator.commit(document: id, to: document.store, ship: ship && self.replicator != nil, makeChanges)
         document.invalidate()
-        emit(.didSave(document.record.id, summary))
+        emit(.objectsDidChange(id, ChangeSummary(updated: Set(committed.log.changes.map(\.id)))))
+        emit(.didSave(id, committed.summary))
         if ship, flush, settings.fastSave { flushQuietly(document) }
     }
 
     /// Ships what is waiting in a document's outbox; a missing container only delays it.
     func flushQuietly(_ document: OpenDocument) {
-        guard let replicator else { return }
+        guard let replicator = cloud else { return }
         do {
             try replicator.flush(document.record.id, in: document.store)
         } catch {
             logger.notice("log kept in the outbox until the container is back", metadata: ["name": "\(document.record.name)", "reason": "\(error)"])
         }
+    }
+
+    /// The replicator for an action that must reach the container now (delete, moves, publish).
+    /// - Throws: ``EngineError/containerUnavailable(_:)`` without a container or while this
+    ///   device refuses the one in place.
+    func usableCloud() throws -> Replicator {
+        guard let replicator else { throw EngineError.containerUnavailable("no container is configured (--container or MULTIDOC_CONTAINER)") }
+        if let containerRefusal { throw EngineError.containerUnavailable(containerRefusal) }
+        return replicator
     }
 
     /// Ships every outbox now (FastSave off's autosave, and shutdown).
@@ -358,7 +419,8 @@ public actor DocumentLibrary {
     }
 
     func publish(_ document: OpenDocument, baseline: Bool = false) throws {
-        guard let replicator else { return }
+        guard replicator != nil else { return }
+        let replicator = try usableCloud()
         let info = DocumentInfo(
             document: document.record.id, name: document.record.name, createdBy: document.record.createdBy,
             createdByName: identity.name, createdAt: document.record.createdAt, store: document.record.store)
@@ -393,7 +455,8 @@ public actor DocumentLibrary {
     public func delete(_ id: DocumentID) async throws {
         guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
         await handler.close(id)
-        if record.location == .cloud, let replicator {
+        if record.location == .cloud, replicator != nil {
+            let replicator = try usableCloud()
             do {
                 try replicator.delete(id)
             } catch {
@@ -436,7 +499,7 @@ public actor DocumentLibrary {
     public func moveToCloud(_ id: DocumentID) async throws -> DocumentID {
         guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
         guard record.location == .local else { throw EngineError.alreadyInCloud(record.name.rawValue) }
-        guard let replicator else { throw EngineError.containerUnavailable("no container is configured (--container or MULTIDOC_CONTAINER)") }
+        let replicator = try usableCloud()
         do { try replicator.container.checkAvailable() } catch { throw EngineError.containerUnavailable("\(error)") }
         if !replicator.container.tombstones(of: id).isEmpty {
             // This UUID was deleted from the cloud once (by any device); publishing it again would
@@ -468,17 +531,24 @@ public actor DocumentLibrary {
             // The cloud copy is tombstoned for every device. The local copy must not keep that
             // UUID: a tombstone is forever, so a later move back to the cloud would be deleted on
             // the next pass. It becomes a separate document with a new UUID.
+            // Without the tombstone the cloud copy would be found again and listed as discovered.
+            let replicator = try usableCloud()
             let document = try await open(record)
             let contents = try document.read()
             await handler.close(id)
-            if let replicator { try? replicator.delete(id) }
+            do {
+                try replicator.delete(id)
+            } catch {
+                throw EngineError.containerUnavailable("cannot remove \(record.name) from the container: \(error)")
+            }
             return try rekeyAsLocal(record, contents: contents)
         case .keepCloud:
             // The local copy becomes a separate document with a new UUID; the cloud one stays.
             let document = try await open(record)
             // Saves still waiting in the outbox (FastSave off, or the container was away) belong
             // to the cloud copy: ship them before its local store goes, or peers never get them.
-            if let replicator, !(try document.read().sync.outbox.isEmpty) {
+            if replicator != nil, !(try document.read().sync.outbox.isEmpty) {
+                let replicator = try usableCloud()
                 do {
                     try replicator.flush(id, in: document.store)
                 } catch {

@@ -26,7 +26,8 @@ public struct LatencySample: Codable, Sendable, Equatable {
     }
 }
 
-/// The persistent list of samples: `latencies.json` in the device root.
+/// The persistent list of samples: `latencies.json` in the device root. Times are kept to the
+/// millisecond (ISO 8601 with fractional seconds; files with whole seconds still read).
 public struct LatencyLog: Sendable {
     public let url: URL
 
@@ -34,13 +35,45 @@ public struct LatencyLog: Sendable {
 
     public func read() -> [LatencySample] {
         guard let data = try? AtomicFile.read(url) else { return [] }
-        return (try? JSONDecoder.multidoc.decode([LatencySample].self, from: data)) ?? []
+        return (try? Self.decoder.decode([LatencySample].self, from: data)) ?? []
     }
 
+    /// Adds samples. Two processes of the device (the TUI and the daemon, say) may both
+    /// record: the read-modify-write holds a lock beside the file, so neither loses the other's.
     public func append(_ samples: [LatencySample]) throws {
         guard !samples.isEmpty else { return }
-        let all = read() + samples
-        try AtomicFile.write(try JSONEncoder.multidoc.encode(all), to: url)
+        let lock = try FileLock(url: url.appendingPathExtension("lock"))
+        try lock.withLock {
+            let all = read() + samples
+            try AtomicFile.write(try Self.encoder.encode(all), to: url)
+        }
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(preciseFormatter().string(from: date))
+        }
+        return encoder
+    }
+
+    private static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            if let date = preciseFormatter().date(from: text) ?? ISO8601DateFormatter().date(from: text) { return date }
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an ISO 8601 date: \(text)")
+        }
+        return decoder
+    }
+
+    private static func preciseFormatter() -> ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
     }
 }
 
@@ -98,15 +131,26 @@ public enum LatencyReport {
         })
     }
 
-    /// An SVG picture: latencies over time (left) and their histogram (right).
+    /// An SVG picture: latencies over time (left; x is seconds since the first sample) and
+    /// their distribution (right). The scale reaches twice the p99 (or the maximum, if lower), so
+    /// one outlier does not flatten everything else; points above it sit on the top edge and
+    /// are counted in the last bin, and the picture says how many there are.
     public static func svg(_ samples: [LatencySample], title: String = "multidoc sync latencies") -> String {
         let width = 900.0, height = 360.0, margin = 50.0
         let plotWidth = 520.0, plotHeight = height - 2 * margin
+        let samples = samples.sorted { $0.at < $1.at }
         let values = samples.map(\.oneWayMs)
         let trips = samples.compactMap(\.roundTripMs)
-        let high = max(values.max() ?? 1, trips.max() ?? 1, 0.001)
-        func y(_ value: Double) -> Double { margin + plotHeight - (value / high) * plotHeight }
-        func x(_ index: Int, _ count: Int) -> Double { margin + (count > 1 ? Double(index) / Double(count - 1) : 0.5) * plotWidth }
+        let peak = max(values.max() ?? 1, trips.max() ?? 1, 0.001)
+        let p99 = LatencyStatistics(milliseconds: values + trips)?.p99Ms ?? peak
+        let high = max(min(peak, p99 * 2), 0.001)
+        let clipped = (values + trips).filter { $0 > high }.count
+        let start = samples.first?.at ?? Date()
+        let span = max(samples.last.map { $0.at.timeIntervalSince(start) } ?? 0, 0.001)
+        func y(_ value: Double) -> Double { margin + plotHeight - (min(value, high) / high) * plotHeight }
+        func x(_ sample: LatencySample) -> Double {
+            samples.count > 1 ? margin + sample.at.timeIntervalSince(start) / span * plotWidth : margin + plotWidth / 2
+        }
         var svg = """
         <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="12">
         <rect width="100%" height="100%" fill="white"/>
@@ -115,36 +159,34 @@ public enum LatencyReport {
         <line x1="\(margin)" y1="\(margin)" x2="\(margin)" y2="\(margin + plotHeight)" stroke="black"/>
         <text x="\(margin - 6)" y="\(margin + 4)" text-anchor="end">\(format(high))</text>
         <text x="\(margin - 6)" y="\(margin + plotHeight)" text-anchor="end">0 ms</text>
-        <text x="\(margin + plotWidth / 2)" y="\(height - 12)" text-anchor="middle">sample (time order)</text>
+        <text x="\(margin)" y="\(margin + plotHeight + 16)" text-anchor="start">0 s</text>
+        <text x="\(margin + plotWidth)" y="\(margin + plotHeight + 16)" text-anchor="end">\(String(format: "%.1f s", span))</text>
+        <text x="\(margin + plotWidth / 2)" y="\(height - 12)" text-anchor="middle">time since the first sample</text>
 
         """
-        let oneWay = values.enumerated().map { "\(x($0.offset, values.count)),\(y($0.element))" }.joined(separator: " ")
+        let oneWay = samples.map { "\(x($0)),\(y($0.oneWayMs))" }.joined(separator: " ")
         svg += "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"\(oneWay)\"/>\n"
-        var tripIndex = 0
-        var tripPoints: [String] = []
-        for (index, sample) in samples.enumerated() {
-            if let trip = sample.roundTripMs {
-                tripPoints.append("\(x(index, samples.count)),\(y(trip))")
-                tripIndex += 1
-            }
-        }
+        let tripPoints = samples.compactMap { sample in sample.roundTripMs.map { "\(x(sample)),\(y($0))" } }
         if !tripPoints.isEmpty {
             svg += "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"\(tripPoints.joined(separator: " "))\"/>\n"
         }
         svg += "<text x=\"\(margin + 10)\" y=\"\(margin + 14)\" fill=\"#1f77b4\">one-way</text>\n"
         svg += "<text x=\"\(margin + 80)\" y=\"\(margin + 14)\" fill=\"#d62728\">round-trip</text>\n"
+        if clipped > 0 {
+            svg += "<text x=\"\(margin + plotWidth)\" y=\"\(margin + 14)\" text-anchor=\"end\">\(clipped) above the scale (max \(format(peak)))</text>\n"
+        }
         // Distribution of one-way latencies.
         let histogramX = margin + plotWidth + 60, histogramWidth = width - histogramX - 20
         let bins = 12
         var counts = [Int](repeating: 0, count: bins)
-        for value in values { counts[min(bins - 1, Int(value / high * Double(bins)))] += 1 }
+        for value in values { counts[max(0, min(bins - 1, Int(value / high * Double(bins))))] += 1 }
         let most = Double(counts.max() ?? 1)
         for (index, count) in counts.enumerated() {
             let barHeight = most > 0 ? Double(count) / most * plotHeight : 0
             let barWidth = histogramWidth / Double(bins)
             svg += "<rect x=\"\(histogramX + Double(index) * barWidth)\" y=\"\(margin + plotHeight - barHeight)\" width=\"\(barWidth - 2)\" height=\"\(barHeight)\" fill=\"#1f77b4\"/>\n"
         }
-        svg += "<text x=\"\(histogramX + histogramWidth / 2)\" y=\"\(height - 12)\" text-anchor=\"middle\">one-way latency, 0–\(format(high))</text>\n"
+        svg += "<text x=\"\(histogramX + histogramWidth / 2)\" y=\"\(height - 12)\" text-anchor=\"middle\">one-way latency, 0–\(format(high))\(clipped > 0 ? "+" : "")</text>\n"
         if let stats = LatencyStatistics(milliseconds: values) {
             svg += "<text x=\"\(histogramX)\" y=\"\(margin - 10)\">p50 \(format(stats.p50Ms))  p99 \(format(stats.p99Ms))</text>\n"
         }

@@ -26,6 +26,8 @@ public struct DocumentDetail: Sendable, Equatable {
     public var text: String
     public var modified: Date?
     public var graph: ObjectGraph
+    /// With CopyContainerOnSegue on: why the container could not be copied, if it could not.
+    public var containerCopyProblem: String?
 }
 
 /// What happened in the library, for front ends to show (the seed's notifications).
@@ -90,7 +92,9 @@ public enum ContainerChangeDecision: Sendable {
     /// Adopt the new container: documents found there are synced; cloud documents not found
     /// there are kept as local documents (nothing is lost).
     case adoptNew
-    /// Stay local: cloud documents become local, the device stops syncing with this container.
+    /// Stay local: the device neither reads nor writes this container. Its cloud documents keep
+    /// working here and keep their saves in their outboxes; syncing resumes when the container
+    /// it knew is back, or when the user adopts the new one (`multidoc container adopt`).
     case stayLocal
 }
 
@@ -105,6 +109,10 @@ public struct SyncReport: Sendable, Equatable {
     public var problems: [String] = []
     /// Documents a full pass skipped because nothing changed since it last found them quiet.
     public var skippedQuiet = 0
+    /// Why the pass did not sync with the container at all, when that is so: it is missing or
+    /// unreadable (``EngineError/containerUnavailable(_:)``), of a newer format
+    /// (``EngineError/containerFormat(_:)``), or refused after its identity changed.
+    public var containerError: EngineError?
 
     public init() {}
 }

@@ -23,7 +23,7 @@ public struct ResolvedSettings: Sendable, Equatable {
     ///   - environment: the process environment; `MULTIDOC_*` variables are read from it.
     ///   - file: the values in the settings file.
     ///   - hostName: the default device name.
-    /// - Throws: ``SettingsError/badValue(key:value:expected:)`` for a bad environment value.
+    /// - Throws: ``SettingsError/badEnvironmentValue(variable:key:value:expected:)`` for a bad environment value.
     public init(
         flags: [SettingKey: SettingValue] = [:],
         environment: [String: String] = [:],
@@ -35,7 +35,11 @@ public struct ResolvedSettings: Sendable, Equatable {
             if let value = flags[key] {
                 entries[key] = ResolvedSetting(key: key, value: value, source: .flag)
             } else if let raw = environment[key.environmentName] {
-                entries[key] = ResolvedSetting(key: key, value: try key.parse(raw), source: .environment)
+                do {
+                    entries[key] = ResolvedSetting(key: key, value: try key.parse(raw), source: .environment)
+                } catch .badValue(_, let value, let expected) {
+                    throw .badEnvironmentValue(variable: key.environmentName, key: key, value: value, expected: expected)
+                }
             } else if let value = file[key] {
                 entries[key] = ResolvedSetting(key: key, value: value, source: .file)
             } else {

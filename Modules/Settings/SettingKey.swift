@@ -1,7 +1,7 @@
 import Foundation
 
 /// The settings a device has: the seed's four switches (Settings.bundle), UseCloud, the device
-/// name, the storage backend for new documents, and the optional Syncthing nudge (API address,
+/// name, the storage backend for new documents and SQLite's journal mode, and the optional Syncthing nudge (API address,
 /// API key, folder ID, or Syncthing's config.xml to read them from).
 public enum SettingKey: String, CaseIterable, Sendable, Codable {
     case fastSave = "FastSave"
@@ -11,6 +11,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
     case useCloud = "UseCloud"
     case deviceName = "DeviceName"
     case store = "Store"
+    case journal = "Journal"
     case syncthingAddress = "SyncthingAddress"
     case syncthingKey = "SyncthingKey"
     case syncthingFolder = "SyncthingFolder"
@@ -32,6 +33,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .fastSave, .enablePing, .copyContainerOnSegue, .attemptErrorRecovery, .useCloud: .bool
         case .deviceName: .text
         case .store: .choice(["sqlite", "json"])
+        case .journal: .choice(["wal", "rollback"])
         case .syncthingAddress: .optionalAddress
         case .syncthingKey, .syncthingFolder, .syncthingConfig: .optionalText
         }
@@ -52,6 +54,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .useCloud: .bool(true)
         case .deviceName: .text(hostName)
         case .store: .text("sqlite")
+        case .journal: .text("wal")
         case .syncthingAddress, .syncthingKey, .syncthingFolder, .syncthingConfig: .text("")
         }
     }
@@ -76,6 +79,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .useCloud: "ship documents through the shared container (off: keep them local)"
         case .deviceName: "the name this device shows to peers and in new documents"
         case .store: "storage backend for new documents: sqlite or json"
+        case .journal: "SQLite journal mode: wal (default, faster commits) or rollback (seed 004's choice)"
         case .syncthingAddress: "Syncthing's API address (http://127.0.0.1:8384) to ask for a scan of each file written (none: no nudge)"
         case .syncthingKey: "Syncthing's API key (none: read it from SyncthingConfig)"
         case .syncthingFolder: "ID of the Syncthing folder holding the container (none: found in SyncthingConfig)"

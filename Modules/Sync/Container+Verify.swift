@@ -14,6 +14,11 @@ public struct ContainerVerification: Sendable {
     public var checkedLogs = 0
     /// Each bad file (or gap, link, stray name) with the reason, in path order.
     public var problems: [QuarantinedFile] = []
+    /// Folders that are not finished yet but not wrong either: a document folder whose info
+    /// file has not arrived (a create in progress, a process killed before it wrote the file,
+    /// or a replication engine that delivered the folder's other files first). Sync passes
+    /// wait for them; they are reported, not counted as problems.
+    public var waiting: [QuarantinedFile] = []
 
     public init() {}
 }
@@ -87,7 +92,7 @@ extension Container {
     private func verifyDocument(_ id: DocumentID, tombstoned: Bool, into result: inout ContainerVerification) {
         func problem(_ url: URL, _ reason: String) { result.problems.append(QuarantinedFile(url: url, reason: reason)) }
         let folder = documentDirectory(id)
-        var infos = 0
+        var infos = 0, infoNames = 0
         for name in listNames(folder) {
             let url = folder.appendingPathComponent(name)
             if name == "logs" || name == "baselines" { continue }
@@ -97,6 +102,7 @@ extension Container {
             }
             guard regular(url) else { continue }
             result.checkedFiles += 1
+            infoNames += 1
             do {
                 let info: DocumentInfo = try readJSON(url, limit: Self.maximumRecordSize)
                 if info.document != id { problem(url, "describes document \(info.document), not this folder's") }
@@ -106,7 +112,13 @@ extension Container {
                 problem(url, "not document metadata (\(Self.summarize(error)))")
             }
         }
-        if infos == 0, !tombstoned { problem(folder, "no readable info file") }
+        if infos == 0, !tombstoned {
+            if infoNames == 0 {
+                result.waiting.append(QuarantinedFile(url: folder, reason: "no info file yet; its documents wait for it"))
+            } else {
+                problem(folder, "no readable info file")
+            }
+        }
 
         let logs = folder.appendingPathComponent("logs")
         for deviceName in listNames(logs) {

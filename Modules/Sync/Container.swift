@@ -285,9 +285,16 @@ public struct Container: Sendable {
     public func conflictCopies(_ id: DocumentID) -> [URL] {
         var found: [URL] = []
         guard symlinkProblem(documentDirectory(id)) == nil else { return [] }
-        let enumerator = FileManager.default.enumerator(at: documentDirectory(id), includingPropertiesForKeys: nil)
-        while let url = enumerator?.nextObject() as? URL {
-            if ContainerFiles.isConflictCopy(url.lastPathComponent) { found.append(url) }
+        // The folders the format has, and no deeper: links are not followed and a hostile
+        // tree cannot make this walk long.
+        let folder = documentDirectory(id)
+        let logs = folder.appendingPathComponent("logs")
+        let folders = [folder, logs, baselinesDirectory(id)]
+            + listNames(logs).filter { !ContainerFiles.isIgnored($0) }.map { logs.appendingPathComponent($0) }
+        for directory in folders where symlinkProblem(directory) == nil {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where ContainerFiles.isConflictCopy(name) {
+                found.append(directory.appendingPathComponent(name))
+            }
         }
         return found
     }

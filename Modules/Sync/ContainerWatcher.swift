@@ -70,17 +70,55 @@ public final class ContainerWatcher: Sendable {
 
     private static let mask: UInt32 = UInt32(IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
+    /// Watches `path` and every folder under it. Symbolic links are never followed (a link
+    /// loop in the container would otherwise recurse forever), and a folder already watched
+    /// (same device and inode) is not walked twice.
     private func addWatches(under path: String) {
-        let descriptor = inotify_add_watch(fd, path, Self.mask)
+        var visited: Set<FolderKey> = []
+        addWatches(under: path, visited: &visited)
+    }
+
+    private func addWatches(under path: String, visited: inout Set<FolderKey>) {
+        // The root may be given through a link; nothing under it is followed.
+        guard let key = FolderKey(path: path, followingLink: path == root.path), visited.insert(key).inserted else { return }
+        let flags = path == root.path ? Self.mask : Self.mask | UInt32(IN_DONT_FOLLOW)
+        let descriptor = inotify_add_watch(fd, path, flags)
         guard descriptor >= 0 else { return }
         state.withLock { $0.watches[descriptor] = path }
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return }
-        for name in names where !name.hasPrefix(".") {
-            var isDirectory: ObjCBool = false
+        for name in Self.names(in: path) where !name.hasPrefix(".") {
             let child = path + "/" + name
-            if FileManager.default.fileExists(atPath: child, isDirectory: &isDirectory), isDirectory.boolValue {
-                addWatches(under: child)
+            if FolderKey(path: child) != nil { addWatches(under: child, visited: &visited) }
+        }
+    }
+
+    /// Every file under `path` (dot names skipped, links not followed), relative to it.
+    private static func files(under path: String, prefix: String = "", depth: Int = 0) -> [String] {
+        guard depth < 32 else { return [] }
+        var found: [String] = []
+        for name in names(in: path) where !name.hasPrefix(".") {
+            let relative = prefix.isEmpty ? name : prefix + "/" + name
+            found.append(relative)
+            if FolderKey(path: path + "/" + name) != nil {
+                found += files(under: path + "/" + name, prefix: relative, depth: depth + 1)
             }
+        }
+        return found
+    }
+
+    private static func names(in path: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    }
+
+    /// A real folder (not a link to one), told apart by device and inode.
+    private struct FolderKey: Hashable {
+        var device: UInt64
+        var inode: UInt64
+
+        init?(path: String, followingLink: Bool = false) {
+            var info = stat()
+            guard (followingLink ? stat(path, &info) : lstat(path, &info)) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
         }
     }
 
@@ -142,12 +180,8 @@ public final class ContainerWatcher: Sendable {
             // Watch the new folder, then report what is already in it: files may have landed
             // before the watch existed.
             addWatches(under: path)
-            if let enumerator = FileManager.default.enumerator(atPath: path) {
-                while let relative = enumerator.nextObject() as? String {
-                    let name = (relative as NSString).lastPathComponent
-                    guard !name.hasPrefix(".") else { continue }
-                    continuation.yield(.changed(URL(fileURLWithPath: path + "/" + relative)))
-                }
+            for relative in Self.files(under: path) {
+                continuation.yield(.changed(URL(fileURLWithPath: path + "/" + relative)))
             }
         }
         if name.hasPrefix(".") { return }  // temporary names; their rename reports the real one

@@ -30,9 +30,19 @@ public struct Replicator: Sendable {
     /// clock, applies them under the merge rule, and (with `ship`) keeps the encoded log in the
     /// store's outbox in the same transaction, so a crash before ``flush(_:in:)`` loses nothing.
     public func commit(_ changes: [Change], document: DocumentID, to store: any DocumentStore, ship: Bool) throws -> LocalCommit {
+        try commit(document: document, to: store, ship: ship) { _ in changes }
+    }
+
+    /// Commits changes made from the graph as it is inside the transaction: a read-modify-write
+    /// (an append, say) that another process of the device cannot interleave with, so neither
+    /// save overwrites the other. `makeChanges` may throw to commit nothing.
+    public func commit(
+        document: DocumentID, to store: any DocumentStore, ship: Bool, _ makeChanges: (ObjectGraph) throws -> [Change]
+    ) throws -> LocalCommit {
         let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         let committedAt = now()
         return try store.write { contents in
+            let changes = try makeChanges(contents.graph)
             let stamp = contents.sync.clock.tick(now: wall, device: device.id)
             let sequence = (contents.sync.applied[device.id] ?? 0) + 1
             let log = TransactionLog(

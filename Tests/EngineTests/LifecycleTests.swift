@@ -88,6 +88,58 @@ import TestSupport
         #expect(await a.storeOpenCount() - before == 1)
     }
 
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func handlerCreatesAMissingDocumentOnceForManyConcurrentCallers(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend)
+        let id = DocumentID(UUID(uuidString: "0D0C0000-0000-4000-8000-000000000001") ?? UUID())
+        let texts = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<40 {
+                group.addTask { try await a.withDocument(id) { try $0.read().graph.textEntry?.text ?? "" } }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(texts.count == 40)
+        #expect(Set(texts) == ["A (\(a.identity.model))"])
+        let rows = await a.list()
+        #expect(rows.map(\.id) == [id])
+        #expect(rows.first?.name == "TestDoc1")
+    }
+
+    /// Two libraries on one root are two processes of one device (the CLI and the daemon, say):
+    /// appends that race must all land, none overwriting another.
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func racingAppendsFromTwoProcessesAllLand(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let first = try harness.device("A", backend: backend)
+        let created = try await first.create()
+        let second = try harness.device("A", backend: backend)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (label, library) in [("x", first), ("y", second)] {
+                group.addTask {
+                    for index in 0..<15 { try await library.appendText(created.id, " <\(label)\(index)>") }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let text = try await first.detail(created.id).text
+        for label in ["x", "y"] {
+            for index in 0..<15 { #expect(text.components(separatedBy: "<\(label)\(index)>").count == 2, "<\(label)\(index)> in \(text)") }
+        }
+    }
+
+    @Test func copyContainerOnSegueWithoutAContainerStillOpensTheDetail() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .json, settings: [.copyContainerOnSegue: .bool(true)], noContainer: true)
+        let created = try await a.create()
+        let detail = try await a.detail(created.id, segue: true)
+        #expect(detail.text == "A (\(a.identity.model))")
+        #expect(detail.containerCopyProblem?.contains("no container") == true)
+    }
+
     @Test func namesAndPrefixesResolveAndAmbiguityIsRefused() async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }

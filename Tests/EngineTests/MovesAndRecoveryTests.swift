@@ -127,9 +127,64 @@ import TestSupport
         #expect(asked.value.count == 1)
         #expect(asked.value.first?.contains("identity changed") == true)
         #expect(report.problems.contains { $0.contains("staying local") })
+        #expect(report.containerError != nil)
+        // Staying local detaches nothing: the document is still a cloud document, and what is
+        // saved meanwhile waits here instead of going into the container it refused.
         let row = try #require(await a.list().first)
-        #expect(row.id == created.id && row.location == .local)
+        #expect(row.id == created.id && row.location == .cloud)
+        try await a.appendText(created.id, " while refused")
+        _ = await a.sync()
+        #expect(asked.value.count == 1, "asked once per process, not on every pass")
         #expect(Container(root: harness.container).documentIDs().isEmpty)
+        await #expect(throws: EngineError.self) { try await a.delete(created.id) }
+        await #expect(throws: EngineError.self) { _ = try await a.moveToLocal(created.id, choice: .removeCloud) }
+        #expect(Container(root: harness.container).documentIDs().isEmpty)
+        #expect(await a.list().count == 1)
+    }
+
+    /// A mistyped --container (any other folder) once turned every cloud document local for
+    /// good; now the device just waits for the container it knows, and catches up when it is back.
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func theRightContainerBackAfterAWrongOneLosesNothing(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend)
+        let b = try harness.device("B", backend: backend)
+        let created = try await a.create()
+        await b.sync()
+        let wrong = harness.folder.appending("wrong")
+        try FileManager.default.createDirectory(at: wrong, withIntermediateDirectories: true)
+        let bWrong = try harness.device("B", backend: backend, container: wrong)
+        let report = await bWrong.sync()
+        #expect(report.containerError != nil)
+        try await bWrong.appendText(created.id, " saved while pointed elsewhere")
+        #expect(Container(root: wrong).documentIDs().isEmpty, "nothing is written into the refused folder")
+        let bRight = try harness.device("B", backend: backend)
+        #expect(await bRight.sync().containerError == nil)
+        await a.sync()
+        #expect(try await a.detail(created.id).text.hasSuffix(" saved while pointed elsewhere"))
+        try await a.appendText(created.id, " and back")
+        await bRight.sync()
+        #expect(try await bRight.detail(created.id).text.hasSuffix(" and back"))
+        #expect(try #require(await bRight.list().first).location == .cloud)
+    }
+
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func removingTheCloudCopyWhileTheContainerIsAwayFailsAndKeepsIt(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend)
+        let created = try await a.create()
+        let aside = harness.folder.appending("aside")
+        try FileManager.default.moveItem(at: harness.container, to: aside)
+        await a.sync()
+        await #expect(throws: EngineError.self) { _ = try await a.moveToLocal(created.id, choice: .removeCloud) }
+        #expect(try #require(await a.list().first).location == .cloud)
+        try FileManager.default.moveItem(at: aside, to: harness.container)
+        await a.sync()
+        let local = try await a.moveToLocal(created.id, choice: .removeCloud)
+        #expect(!Container(root: harness.container).tombstones(of: created.id).isEmpty)
+        #expect(local != created.id)
     }
 
     /// In a replicated folder a reset's new identity can arrive before the old identity file's

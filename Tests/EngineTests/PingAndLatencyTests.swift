@@ -82,6 +82,34 @@ import TestSupport
         #expect(await b.pingCounts.sent == 0)
         #expect(LatencyLog(url: harness.root("B").appendingPathComponent("latencies.json")).read().count == 1)
     }
+
+    /// Edits that waited while nobody inspected are a backlog, not a trip: counting them would
+    /// put their waiting time among the latencies, and answering them would start pinging.
+    @Test func aBacklogImportedWhenInspectingStartsIsNeitherMeasuredNorAnswered() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A")
+        let b = try harness.device("B", settings: [.enablePing: .bool(true)])
+        let created = try await a.create()
+        await b.sync()
+        try await a.appendText(created.id, " written while B was not looking")
+        harness.clock.advance(10)
+        await b.inspect(created.id, rounds: 3)
+        await b.sync()
+        await b.waitForPendingPing()
+        #expect(try await b.detail(created.id).text.hasSuffix(" not looking"))
+        #expect(await b.pingCounts.sent == 0)
+        let log = LatencyLog(url: harness.root("B").appendingPathComponent("latencies.json"))
+        #expect(log.read().isEmpty)
+        try await a.appendText(created.id, " now")
+        harness.clock.advance(0.0125)
+        await b.sync()
+        await b.waitForPendingPing()
+        let samples = log.read()
+        #expect(samples.count == 1)
+        #expect(abs((samples.first?.oneWayMs ?? 0) - 12.5) < 0.01, "\(samples)")
+        #expect(await b.pingCounts.sent == 1)
+    }
 }
 
 @Suite struct LatencyReportTests {
@@ -116,6 +144,31 @@ import TestSupport
         #expect(svg.components(separatedBy: "<polyline").count - 1 == 2)
         #expect(svg.components(separatedBy: "<rect").count - 1 >= 13)
         #expect(svg.contains("100 samples"))
+    }
+
+    @Test func theLogKeepsMillisecondsAndReadsOlderWholeSecondFiles() throws {
+        let folder = try TemporaryDirectory("latency-log")
+        defer { folder.remove() }
+        let log = LatencyLog(url: folder.appending("latencies.json"))
+        let at = Date(timeIntervalSince1970: 1_700_000_000.123)
+        let sample = LatencySample(at: at, document: DocumentID(Fixed.uuid(1)), fromDevice: Fixed.device(2), fromName: "B", oneWayMs: 1.5, roundTripMs: nil)
+        try log.append([sample])
+        try log.append([sample])
+        let read = log.read()
+        #expect(read.count == 2)
+        #expect(abs((read.first?.at.timeIntervalSince1970 ?? 0) - at.timeIntervalSince1970) < 0.001)
+        let older = #"[{"at":"2026-11-20T10:00:35Z","document":"00000001-0000-4000-8000-000000000000","fromDevice":"0000d002-0000-4000-8000-000000000000","fromName":"B","oneWayMs":3}]"#
+        try Data(older.utf8).write(to: log.url)
+        #expect(log.read().count == 1)
+    }
+
+    @Test func oneOutlierDoesNotFlattenThePicture() {
+        var spread = samples
+        spread[50].oneWayMs = 100_000
+        let svg = LatencyReport.svg(spread)
+        #expect(svg.contains("1 above the scale"))
+        #expect(svg.contains("time since the first sample"))
+        #expect(svg.contains("max 100.00 s"))
     }
 
     @Test func theSparklineFollowsTheValues() {

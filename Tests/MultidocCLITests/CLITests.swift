@@ -108,6 +108,70 @@ import TestSupport
         let result = try multidoc(["container", "status"], root: rootA)
         #expect(result.status == 8)
         #expect(result.stderr.contains("format version 99"))
+        // Every command that syncs refuses it too, and writes nothing into it.
+        for arguments in [["list"], ["new", "Later"], ["sync"]] {
+            let refused = try multidoc(arguments, root: rootA)
+            #expect(refused.status == 8, "\(arguments): \(refused.stderr)")
+            #expect(refused.stderr.contains("format version 99"), "\(arguments): \(refused.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appending("container/documents").path))
+    }
+
+    @Test func syncSaysWhenThereIsNothingToSyncWith() throws {
+        defer { folder.remove() }
+        let none = try ProductRunner.run("multidoc", ["sync", "--root", rootA])
+        #expect(none.status == 7)
+        #expect(none.stderr.contains("no container is configured"))
+        let gone = try ProductRunner.run("multidoc", ["sync", "--root", rootA, "--container", folder.appending("gone").path])
+        #expect(gone.status == 7, "\(gone.stderr)")
+        #expect(gone.stderr.contains("gone"))
+    }
+
+    /// A mistyped --container is refused for what it is, and detaches nothing: with the right
+    /// one back, edits flow both ways again, including the one saved meanwhile.
+    @Test func aWrongContainerDetachesNothing() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Shared", "--device-name", "A"], root: rootA).status == 0)
+        #expect(try multidoc(["list"], root: rootB).stdout.contains("Shared"))
+        let wrong = folder.appending("wrong").path
+        try FileManager.default.createDirectory(atPath: wrong, withIntermediateDirectories: true)
+        let sync = try ProductRunner.run("multidoc", ["sync", "--root", rootB, "--container", wrong])
+        #expect(sync.status == 7, "\(sync.stderr)")
+        #expect(sync.stderr.contains("identity changed") && sync.stderr.contains("container adopt"), "\(sync.stderr)")
+        let edit = try ProductRunner.run("multidoc", ["edit", "Shared", "--append", " meanwhile", "--root", rootB, "--container", wrong])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: wrong)) ?? []).isEmpty, "nothing written into the wrong folder")
+        #expect(try multidoc(["sync"], root: rootB).status == 0)
+        let show = try #require(try json(try multidoc(["show", "Shared", "--json"], root: rootA)) as? [String: Any])
+        #expect((show["text"] as? String)?.hasSuffix(" meanwhile") == true)
+        #expect(try multidoc(["edit", "Shared", "--append", " and on"], root: rootA).status == 0)
+        let onB = try #require(try json(try multidoc(["show", "Shared", "--json"], root: rootB)) as? [String: Any])
+        #expect((onB["text"] as? String)?.hasSuffix(" meanwhile and on") == true)
+        #expect(onB["location"] as? String == "cloud")
+    }
+
+    /// Each `edit --append` reads the text inside its own transaction: racing processes of one
+    /// device all land (they once overwrote each other and all exited 0).
+    @Test func racingAppendsFromManyProcessesAllLand() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Race"], root: rootA).status == 0)
+        let statuses = Statuses()
+        DispatchQueue.concurrentPerform(iterations: 8) { index in
+            statuses.append((try? multidoc(["edit", "Race", "--append", " <\(index)>"], root: rootA))?.status ?? -1)
+        }
+        #expect(statuses.all == Array(repeating: 0, count: 8))
+        let show = try #require(try json(try multidoc(["show", "Race", "--json"], root: rootA)) as? [String: Any])
+        let text = try #require(show["text"] as? String)
+        for index in 0..<8 { #expect(text.components(separatedBy: "<\(index)>").count == 2, "<\(index)> in \(text)") }
+    }
+
+    @Test func copyContainerOnSegueNeverKeepsTheDetailFromOpening() throws {
+        defer { folder.remove() }
+        #expect(try ProductRunner.run("multidoc", ["new", "Local", "--root", rootA]).status == 0)
+        let show = try ProductRunner.run("multidoc", ["show", "Local", "--root", rootA, "--copy-container-on-segue", "on"])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdout.contains("File name: Local"))
+        #expect(show.stderr.contains("not copied"))
     }
 
     @Test func aStoreThatFailsToOpenIsNamedAndRecoveryIsOffered() throws {
@@ -198,4 +262,12 @@ import TestSupport
             #expect(result.stdout.contains("USAGE"), "\(command)")
         }
     }
+}
+
+/// Exit statuses collected from several threads.
+private final class Statuses: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Int32] = []
+    func append(_ value: Int32) { lock.lock(); values.append(value); lock.unlock() }
+    var all: [Int32] { lock.lock(); defer { lock.unlock() }; return values }
 }

@@ -36,10 +36,13 @@ import Testing
         #expect(SettingKey.deviceName.environmentName == "MULTIDOC_DEVICE_NAME")
     }
 
-    @Test func badEnvironmentValueIsAnError() {
-        #expect(throws: SettingsError.badValue(key: .fastSave, value: "maybe", expected: ["on", "off", "true", "false", "yes", "no", "1", "0"])) {
+    @Test func badEnvironmentValueIsAnErrorThatNamesTheVariable() {
+        let expected = SettingsError.badEnvironmentValue(
+            variable: "MULTIDOC_FAST_SAVE", key: .fastSave, value: "maybe", expected: ["on", "off", "true", "false", "yes", "no", "1", "0"])
+        #expect(throws: expected) {
             try ResolvedSettings(environment: ["MULTIDOC_FAST_SAVE": "maybe"], hostName: "h")
         }
+        #expect(expected.description.contains("MULTIDOC_FAST_SAVE"))
     }
 
     @Test func unknownKeyListsValidKeys() {

@@ -35,6 +35,26 @@ import TestSupport
         #expect(!ContainerFiles.isIgnored(name))
     }
 
+    /// A create killed between making the document's folder and renaming its info file into
+    /// place, or a replica that got the folder's logs first, is unfinished, not damaged.
+    @Test func aDocumentFolderWithoutItsInfoFileIsWaitingNotAProblem() throws {
+        let folder = try TemporaryDirectory("verify-waiting")
+        defer { folder.remove() }
+        let container = Container(root: folder.url)
+        let id = DocumentID(Fixed.uuid(0x51))
+        try FileManager.default.createDirectory(at: container.documentDirectory(id), withIntermediateDirectories: true)
+        try Data("half".utf8).write(to: container.documentDirectory(id).appendingPathComponent(".tmp-info-x.json"))
+        var result = container.verify()
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        #expect(result.waiting.map(\.url.lastPathComponent) == [id.description])
+        // An info file that is there but unreadable is a problem.
+        try Data("{".utf8).write(to: container.infoURL(id, device: Fixed.device(1)))
+        result = container.verify()
+        #expect(result.waiting.isEmpty)
+        #expect(result.problems.contains { $0.reason.contains("no readable info file") })
+        #expect(result.problems.contains { $0.reason.contains("not document metadata") })
+    }
+
     @Test func conflictCopiesOfSharedFilesAreReportedNotRead() throws {
         let folder = try TemporaryDirectory("conflicts")
         defer { folder.remove() }

@@ -218,4 +218,32 @@ struct SeededGenerator: RandomNumberGenerator {
         }
         #expect(found)
     }
+
+    /// Links are never followed: a loop in the container (which Syncthing copies between hosts
+    /// as it is) once sent the watcher into endless recursion, and the daemon ignored SIGTERM.
+    @Test(.timeLimit(.minutes(1)))
+    func linkLoopsAreNotFollowed() async throws {
+        let folder = try TemporaryDirectory("watch-loop")
+        defer { folder.remove() }
+        let documents = folder.appending("documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: documents.appendingPathComponent("self").path, withDestinationPath: ".")
+        try FileManager.default.createSymbolicLink(atPath: documents.appendingPathComponent("up").path, withDestinationPath: "..")
+        let watcher = try ContainerWatcher(root: folder.url)
+        defer { watcher.stop() }
+        // A folder that arrives with a loop inside is reported once, file by file.
+        let staged = folder.appending("staged")
+        try FileManager.default.createDirectory(at: staged.appendingPathComponent("logs"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: staged.appendingPathComponent("logs/loop").path, withDestinationPath: "..")
+        try Data("x".utf8).write(to: staged.appendingPathComponent("logs/0000000000000001.log"))
+        try FileManager.default.moveItem(at: staged, to: documents.appendingPathComponent("arrived"))
+        var seen: [String] = []
+        for await event in watcher.events {
+            guard case .changed(let url) = event else { continue }
+            seen.append(url.path)
+            if url.path.hasSuffix("arrived") { break }
+        }
+        #expect(seen.contains { $0.hasSuffix("arrived/logs/0000000000000001.log") }, "\(seen)")
+        #expect(!seen.contains { $0.contains("/loop/") }, "\(seen)")
+    }
 }
