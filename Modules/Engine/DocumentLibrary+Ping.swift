@@ -7,8 +7,9 @@ import Sync
 /// The ping stunt's state (EnablePing, seeds 000 and 001).
 struct PingState: Sendable {
     var inspected: DocumentID?
-    /// When inspecting began: changes committed before it were waiting, not travelling, and
-    /// are neither measured nor answered.
+    /// When inspecting began: changes committed before it spent most of their time waiting for
+    /// this device to look, not travelling, so they are not measured. They are still answered:
+    /// a ping started a moment before the peer began inspecting must not stall the exchange.
     var since: Date?
     /// Pings left to send; nil: until stopped.
     var roundsLeft: Int?
@@ -54,15 +55,13 @@ extension DocumentLibrary {
         try await sendPing(id)
     }
 
-    func didImportFromPeers(_ record: LocalDocumentRecord, logs all: [ImportedLog]) async {
+    func didImportFromPeers(_ record: LocalDocumentRecord, logs: [ImportedLog]) async {
         guard record.id == ping.inspected else { return }
-        // A backlog imported when inspecting starts (edits made while this device was not
-        // looking) would count its waiting time as latency, and would be answered.
-        let logs = all.filter { log in ping.since.map { log.committedAt >= $0 } ?? true }
-        guard !logs.isEmpty else { return }
         let now = configuration.now()
         var samples: [LatencySample] = []
         for (index, log) in logs.enumerated() {
+            // A backlog imported when inspecting starts would count its waiting time as latency.
+            if let since = ping.since, log.committedAt < since { continue }
             var roundTrip: Double?
             if index == logs.count - 1, let sentAt = ping.lastPingAt {
                 let burst = Double(Self.burstWindow.components.attoseconds) / 1e15 + Double(Self.burstWindow.components.seconds) * 1000
