@@ -589,12 +589,34 @@ public actor DocumentLibrary {
 
     // MARK: Copies
 
-    /// Copies the container into `destination` for a bug report (CopyContainerOnSegue).
-    public func copyContainer(to destination: URL) throws {
+    /// Copies the container into `destination` for a bug report (CopyContainerOnSegue): its
+    /// folders and regular files. Links and special files (a FIFO would block the copy for
+    /// ever) are not followed or read; they are returned by path so the report can name them.
+    @discardableResult
+    public func copyContainer(to destination: URL) throws -> [String] {
         guard let replicator else { throw EngineError.containerUnavailable("no container is configured") }
         do { try replicator.container.checkAvailable() } catch { throw EngineError.containerUnavailable("\(error)") }
         try? FileManager.default.removeItem(at: destination)
-        try AtomicFile.makeDirectory(destination.deletingLastPathComponent())
-        try FileManager.default.copyItem(at: replicator.container.root, to: destination)
+        var skipped: [String] = []
+        do {
+            try Self.copyTree(replicator.container.root, to: destination, skipped: &skipped)
+        } catch {
+            throw EngineError.io(destination.path, "\(error)")
+        }
+        return skipped
+    }
+
+    private static func copyTree(_ source: URL, to destination: URL, skipped: inout [String], depth: Int = 0) throws {
+        try AtomicFile.makeDirectory(destination)
+        for name in try FileManager.default.contentsOfDirectory(atPath: source.path).sorted() {
+            let from = source.appendingPathComponent(name), to = destination.appendingPathComponent(name)
+            var info = stat()
+            guard lstat(from.path, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR where depth < 16: try copyTree(from, to: to, skipped: &skipped, depth: depth + 1)
+            case S_IFREG: try FileManager.default.copyItem(at: from, to: to)
+            default: skipped.append(from.path)
+            }
+        }
     }
 }
