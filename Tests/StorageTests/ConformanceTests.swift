@@ -242,6 +242,45 @@ private func richContents() -> StoreContents {
         if case .newerSchema = error?.kind {} else { Issue.record("expected newerSchema, got \(String(describing: error))") }
     }
 
+    /// A valid database whose rows hold values of the wrong type (SQLite stores any type in any
+    /// column) — damaged, or edited by hand. GRDB's row subscripts trap on those.
+    @Test(arguments: [Backend.sqliteRollback, .sqliteWAL], [
+        ("INSERT OR REPLACE INTO applied VALUES ('aaaaaaaa-0000-4000-8000-000000000001', 'abc')", "applied.sequence"),
+        ("UPDATE objects SET entity = X'FF00FE'", "objects.entity"),
+        ("UPDATE attributes SET value = X'FFFE' WHERE name = 'text'", "attributes.value"),
+        ("UPDATE attributes SET value = 'not json' WHERE name = 'text'", "attributes.value"),
+        ("UPDATE attributes SET stamp_counter = 'many' WHERE name = 'text'", "attributes.stamp_counter"),
+        ("UPDATE tombstones SET stamp_wall = 'late'", "tombstones.stamp_wall"),
+        ("UPDATE outbox SET payload = 7", "outbox.payload"),
+        ("UPDATE meta SET value = X'FF' WHERE key = 'generation'", "meta.value"),
+        // NOT NULL is in the schema; a hand-made table without it lets NULL in.
+        ("""
+         DROP TABLE applied; CREATE TABLE applied (device TEXT, sequence INTEGER);
+         INSERT INTO applied VALUES ('aaaaaaaa-0000-4000-8000-000000000001', NULL)
+         """, "applied.sequence holds NULL"),
+    ])
+    func illTypedValuesAreCorruptNotACrash(backend: Backend, damage: (sql: String, column: String)) throws {
+        let column = damage.column
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        try store.write { $0 = richContents() }
+        store.close()
+        let queue = try DatabaseQueue(path: folder.appending("store.sqlite").path)
+        try queue.write { db in try db.execute(sql: damage.sql) }
+        try queue.close()
+        let damaged = try backend.open(folder, create: false)
+        defer { damaged.close() }
+        let readError = #expect(throws: StoreError.self) { try damaged.read() }
+        #expect(readError?.kind == .corrupt)
+        #expect(readError?.description.contains(folder.appending("store.sqlite").path) == true)
+        #expect(readError?.description.contains(column) == true, "\(readError?.description ?? "")")
+        // A write reads first: the same typed error, not GRDB's.
+        let writeError = #expect(throws: StoreError.self) { try damaged.write { $0.sync.values["k"] = "v" } }
+        #expect(writeError?.kind == .corrupt)
+        #expect(writeError?.description.contains(column) == true, "\(writeError?.description ?? "")")
+    }
+
     @Test(.enabled(if: getuid() != 0, "root reads every file whatever its mode, so the permission case cannot fail as root"), arguments: Backend.allCases)
     func anUnreadableStoreIsReported(backend: Backend) throws {
         let folder = try TemporaryDirectory("store")
