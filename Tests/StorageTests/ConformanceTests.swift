@@ -230,16 +230,25 @@ private func richContents() -> StoreContents {
         #expect(error?.description.contains(message) == true, "\(error?.description ?? "")")
     }
 
-    @Test func aNewerSQLiteSchemaIsRefused() throws {
+    @Test(arguments: [
+        (["v5"], nil, Int64(5)),  // One migration more, but schema version 5.
+        (["v3-tables", "v3-indexes"], "3", 3),  // Two migrations more, one version.
+    ] as [([String], String?, Int64)])
+    func aNewerSQLiteSchemaIsRefusedWithItsVersion(migrations: [String], recorded: String?, version: Int64) throws {
         let folder = try TemporaryDirectory("store")
         defer { folder.remove() }
         let store = try Backend.sqliteRollback.open(folder)
         store.close()
         let queue = try DatabaseQueue(path: folder.appending("store.sqlite").path)
-        try queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations VALUES ('v3')") }
+        try queue.write { db in
+            for migration in migrations { try db.execute(sql: "INSERT INTO grdb_migrations VALUES (?)", arguments: [migration]) }
+            if let recorded { try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'schemaVersion'", arguments: [recorded]) }
+        }
         try queue.close()
         let error = #expect(throws: StoreError.self) { try Backend.sqliteRollback.open(folder, create: false) }
-        if case .newerSchema = error?.kind {} else { Issue.record("expected newerSchema, got \(String(describing: error))") }
+        #expect(error?.kind == .newerSchema(found: version, supported: SchemaVersion.current))
+        #expect(error?.description.contains("schema version \(version)") == true, "\(error?.description ?? "")")
+        #expect(migrations.allSatisfy { error?.description.contains($0) == true })
     }
 
     /// A valid database whose rows hold values of the wrong type (SQLite stores any type in any

@@ -41,6 +41,27 @@ enum SQLiteSchema {
         return migrator
     }
 
+    /// The schema version of a store that has migrations this build does not know, and those
+    /// migrations. The version is the larger of `meta.schemaVersion` and the highest `vN`
+    /// migration name; never the number of migrations, which says nothing about the version
+    /// once a build adds two migrations for one version or skips one.
+    static func newerVersion(_ db: Database, known: [String]) throws -> (version: Int64, unknown: [String]) {
+        let applied = try db.tableExists("grdb_migrations")
+            ? try Row.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").map { try text($0, "identifier", table: "grdb_migrations") }
+            : []
+        let unknown = applied.filter { !known.contains($0) }.sorted()
+        var version = SchemaVersion.current + 1  // It has migrations this build lacks: at least that.
+        for identifier in applied where identifier.hasPrefix("v") {
+            if let number = Int64(identifier.dropFirst().prefix { $0.isNumber }) { version = max(version, number) }
+        }
+        if try db.tableExists("meta"),
+           let row = try Row.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'"),
+           let recorded = Int64(try text(row, "value", table: "meta")) {
+            version = max(version, recorded)
+        }
+        return (version, unknown)
+    }
+
     // MARK: Values
 
     private static let encoder = JSONEncoder()
