@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "Model"], path: "Tests/SettingsTests"),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Storage", "Model", "TestSupport", grdb],
+            dependencies: ["Storage", "Model", "FileIO", "TestSupport", grdb],
             path: "Tests/StorageTests",
             resources: [.copy("Fixtures")]
         ),

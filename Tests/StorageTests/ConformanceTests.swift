@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FileIO
 import Foundation
 import GRDB
 import Model
@@ -127,6 +128,32 @@ private func richContents() -> StoreContents {
         }
         #expect(try first.read().sync.applied[deviceA] == UInt64(2 * rounds))
         #expect(try second.read().sync.applied[deviceA] == UInt64(2 * rounds))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func concurrentCallersOfOneInstanceNeverLoseAnUpdate(backend: Backend) async throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        let writers = 8, rounds = 25
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<writers {
+                group.addTask {
+                    for _ in 0..<rounds {
+                        try store.write { $0.sync.applied[deviceA] = ($0.sync.applied[deviceA] ?? 0) + 1 }
+                    }
+                }
+            }
+            // Readers between the writers: on a shared descriptor, a reader's unlock would
+            // drop a writer's lock.
+            for _ in 0..<2 {
+                group.addTask { for _ in 0..<rounds { _ = try store.read() } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.read().sync.applied[deviceA] == UInt64(writers * rounds))
+        store.close()
+        #expect(try backend.open(folder, create: false).read().sync.applied[deviceA] == UInt64(writers * rounds))
     }
 
     @Test(arguments: Backend.allCases)
@@ -301,6 +328,52 @@ private func richContents() -> StoreContents {
         defer { chmod(url.path, 0o600) }
         let error = #expect(throws: StoreError.self) { try backend.open(folder, create: false) }
         #expect(error?.kind == .unreadable)
+    }
+}
+
+@Suite struct BusyTests {
+    /// The lock file as the store names it, held through a descriptor of its own: to the store
+    /// that is another process.
+    private func holdLock(of url: URL) throws -> FileLock {
+        let holder = try FileLock(url: JSONDocumentStore.lockURL(for: url))
+        try #require(try holder.tryLock(.exclusive))
+        return holder
+    }
+
+    @Test func aJSONStoreGivesUpAfterTheBusyTimeout() throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let url = folder.appending(StoreKind.json.fileName)
+        let timeout = Duration.milliseconds(300)
+        let store = try StoreProvider.standard(options: StoreOptions(busyTimeout: timeout)).open(.json, at: url, create: true)
+        let holder = try holdLock(of: url)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = #expect(throws: StoreError.self) { try store.write { $0.sync.values["k"] = "v" } }
+        let waited = clock.now - start
+        #expect(error?.kind == .busy)
+        #expect(error?.description.contains(url.path) == true)
+        #expect(error?.description.contains("another process") == true, "\(error?.description ?? "")")
+        #expect(waited >= timeout && waited < .seconds(5), "waited \(waited)")
+        #expect(throws: StoreError.self) { try store.read() }
+        holder.unlock()
+        try store.write { $0.sync.values["k"] = "v" }
+        #expect(try store.read().sync.values["k"] == "v")
+    }
+
+    @Test func aJSONWriterGetsALockReleasedWithinTheTimeout() throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let url = folder.appending(StoreKind.json.fileName)
+        let store = try StoreProvider.standard(options: StoreOptions(busyTimeout: .seconds(10))).open(.json, at: url, create: true)
+        let holder = try holdLock(of: url)
+        let release = Thread {
+            usleep(150_000)
+            holder.unlock()
+        }
+        release.start()
+        try store.write { $0.sync.values["k"] = "v" }
+        #expect(try store.read().sync.values["k"] == "v")
     }
 }
 
