@@ -74,10 +74,11 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["Model", "Storage"], path: "Tests/TestSupport"),
         .testTarget(name: "ModelTests", dependencies: ["Model"], path: "Tests/ModelTests"),
+        .testTarget(name: "FileIOTests", dependencies: ["FileIO", "TestSupport"], path: "Tests/FileIOTests"),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "Model"], path: "Tests/SettingsTests"),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Storage", "Model", "TestSupport", grdb],
+            dependencies: ["Storage", "Model", "FileIO", "TestSupport", grdb],
             path: "Tests/StorageTests",
             resources: [.copy("Fixtures")]
         ),

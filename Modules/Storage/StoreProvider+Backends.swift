@@ -7,7 +7,7 @@ extension StoreProvider {
             open: { kind, url, create throws(StoreError) in
                 switch kind {
                 case .sqlite: try SQLiteDocumentStore(url: url, options: options, create: create)
-                case .json: try JSONDocumentStore(url: url, create: create)
+                case .json: try JSONDocumentStore(url: url, options: options, create: create)
                 }
             },
             destroy: { kind, url in

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FileIO
 import Foundation
 import GRDB
 import Model
@@ -130,6 +131,32 @@ private func richContents() -> StoreContents {
     }
 
     @Test(arguments: Backend.allCases)
+    func concurrentCallersOfOneInstanceNeverLoseAnUpdate(backend: Backend) async throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        let writers = 8, rounds = 25
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<writers {
+                group.addTask {
+                    for _ in 0..<rounds {
+                        try store.write { $0.sync.applied[deviceA] = ($0.sync.applied[deviceA] ?? 0) + 1 }
+                    }
+                }
+            }
+            // Readers between the writers: on a shared descriptor, a reader's unlock would
+            // drop a writer's lock.
+            for _ in 0..<2 {
+                group.addTask { for _ in 0..<rounds { _ = try store.read() } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.read().sync.applied[deviceA] == UInt64(writers * rounds))
+        store.close()
+        #expect(try backend.open(folder, create: false).read().sync.applied[deviceA] == UInt64(writers * rounds))
+    }
+
+    @Test(arguments: Backend.allCases)
     func twoProcessesOnOneStoreNeverLoseAnUpdate(backend: Backend) throws {
         let folder = try TemporaryDirectory("store")
         defer { folder.remove() }
@@ -230,16 +257,64 @@ private func richContents() -> StoreContents {
         #expect(error?.description.contains(message) == true, "\(error?.description ?? "")")
     }
 
-    @Test func aNewerSQLiteSchemaIsRefused() throws {
+    @Test(arguments: [
+        (["v5"], nil, Int64(5)),  // One migration more, but schema version 5.
+        (["v3-tables", "v3-indexes"], "3", 3),  // Two migrations more, one version.
+    ] as [([String], String?, Int64)])
+    func aNewerSQLiteSchemaIsRefusedWithItsVersion(migrations: [String], recorded: String?, version: Int64) throws {
         let folder = try TemporaryDirectory("store")
         defer { folder.remove() }
         let store = try Backend.sqliteRollback.open(folder)
         store.close()
         let queue = try DatabaseQueue(path: folder.appending("store.sqlite").path)
-        try queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations VALUES ('v3')") }
+        try queue.write { db in
+            for migration in migrations { try db.execute(sql: "INSERT INTO grdb_migrations VALUES (?)", arguments: [migration]) }
+            if let recorded { try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'schemaVersion'", arguments: [recorded]) }
+        }
         try queue.close()
         let error = #expect(throws: StoreError.self) { try Backend.sqliteRollback.open(folder, create: false) }
-        if case .newerSchema = error?.kind {} else { Issue.record("expected newerSchema, got \(String(describing: error))") }
+        #expect(error?.kind == .newerSchema(found: version, supported: SchemaVersion.current))
+        #expect(error?.description.contains("schema version \(version)") == true, "\(error?.description ?? "")")
+        #expect(migrations.allSatisfy { error?.description.contains($0) == true })
+    }
+
+    /// A valid database whose rows hold values of the wrong type (SQLite stores any type in any
+    /// column) — damaged, or edited by hand. GRDB's row subscripts trap on those.
+    @Test(arguments: [Backend.sqliteRollback, .sqliteWAL], [
+        ("INSERT OR REPLACE INTO applied VALUES ('aaaaaaaa-0000-4000-8000-000000000001', 'abc')", "applied.sequence"),
+        ("UPDATE objects SET entity = X'FF00FE'", "objects.entity"),
+        ("UPDATE attributes SET value = X'FFFE' WHERE name = 'text'", "attributes.value"),
+        ("UPDATE attributes SET value = 'not json' WHERE name = 'text'", "attributes.value"),
+        ("UPDATE attributes SET stamp_counter = 'many' WHERE name = 'text'", "attributes.stamp_counter"),
+        ("UPDATE tombstones SET stamp_wall = 'late'", "tombstones.stamp_wall"),
+        ("UPDATE outbox SET payload = 7", "outbox.payload"),
+        ("UPDATE meta SET value = X'FF' WHERE key = 'generation'", "meta.value"),
+        // NOT NULL is in the schema; a hand-made table without it lets NULL in.
+        ("""
+         DROP TABLE applied; CREATE TABLE applied (device TEXT, sequence INTEGER);
+         INSERT INTO applied VALUES ('aaaaaaaa-0000-4000-8000-000000000001', NULL)
+         """, "applied.sequence holds NULL"),
+    ])
+    func illTypedValuesAreCorruptNotACrash(backend: Backend, damage: (sql: String, column: String)) throws {
+        let column = damage.column
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        try store.write { $0 = richContents() }
+        store.close()
+        let queue = try DatabaseQueue(path: folder.appending("store.sqlite").path)
+        try queue.write { db in try db.execute(sql: damage.sql) }
+        try queue.close()
+        let damaged = try backend.open(folder, create: false)
+        defer { damaged.close() }
+        let readError = #expect(throws: StoreError.self) { try damaged.read() }
+        #expect(readError?.kind == .corrupt)
+        #expect(readError?.description.contains(folder.appending("store.sqlite").path) == true)
+        #expect(readError?.description.contains(column) == true, "\(readError?.description ?? "")")
+        // A write reads first: the same typed error, not GRDB's.
+        let writeError = #expect(throws: StoreError.self) { try damaged.write { $0.sync.values["k"] = "v" } }
+        #expect(writeError?.kind == .corrupt)
+        #expect(writeError?.description.contains(column) == true, "\(writeError?.description ?? "")")
     }
 
     @Test(.enabled(if: getuid() != 0, "root reads every file whatever its mode, so the permission case cannot fail as root"), arguments: Backend.allCases)
@@ -253,6 +328,52 @@ private func richContents() -> StoreContents {
         defer { chmod(url.path, 0o600) }
         let error = #expect(throws: StoreError.self) { try backend.open(folder, create: false) }
         #expect(error?.kind == .unreadable)
+    }
+}
+
+@Suite struct BusyTests {
+    /// The lock file as the store names it, held through a descriptor of its own: to the store
+    /// that is another process.
+    private func holdLock(of url: URL) throws -> FileLock {
+        let holder = try FileLock(url: JSONDocumentStore.lockURL(for: url))
+        try #require(try holder.tryLock(.exclusive))
+        return holder
+    }
+
+    @Test func aJSONStoreGivesUpAfterTheBusyTimeout() throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let url = folder.appending(StoreKind.json.fileName)
+        let timeout = Duration.milliseconds(300)
+        let store = try StoreProvider.standard(options: StoreOptions(busyTimeout: timeout)).open(.json, at: url, create: true)
+        let holder = try holdLock(of: url)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = #expect(throws: StoreError.self) { try store.write { $0.sync.values["k"] = "v" } }
+        let waited = clock.now - start
+        #expect(error?.kind == .busy)
+        #expect(error?.description.contains(url.path) == true)
+        #expect(error?.description.contains("another process") == true, "\(error?.description ?? "")")
+        #expect(waited >= timeout && waited < .seconds(5), "waited \(waited)")
+        #expect(throws: StoreError.self) { try store.read() }
+        holder.unlock()
+        try store.write { $0.sync.values["k"] = "v" }
+        #expect(try store.read().sync.values["k"] == "v")
+    }
+
+    @Test func aJSONWriterGetsALockReleasedWithinTheTimeout() throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let url = folder.appending(StoreKind.json.fileName)
+        let store = try StoreProvider.standard(options: StoreOptions(busyTimeout: .seconds(10))).open(.json, at: url, create: true)
+        let holder = try holdLock(of: url)
+        let release = Thread {
+            usleep(150_000)
+            holder.unlock()
+        }
+        release.start()
+        try store.write { $0.sync.values["k"] = "v" }
+        #expect(try store.read().sync.values["k"] == "v")
     }
 }
 

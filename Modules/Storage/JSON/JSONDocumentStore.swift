@@ -8,20 +8,36 @@ import Synchronization
 
 /// The JSON backend: one human-readable file per store (pretty-printed, sorted keys), replaced
 /// atomically on every commit (temporary file, fsync, rename, fsync directory). An advisory lock
-/// on `<file>.lock` serialises processes: shared to read, exclusive to write; a write re-reads
-/// the file under the exclusive lock, so read-modify-write is safe across processes.
+/// on `<file>.lock` serialises processes: shared to read, exclusive to write, waited for up to
+/// the busy timeout; a write re-reads the file under the exclusive lock, so read-modify-write is
+/// safe across processes.
+///
+/// `flock` locks belong to the open file description, so they do not exclude two threads using
+/// one instance (a second `LOCK_EX` on the same descriptor converts the lock instead of waiting,
+/// and one thread's unlock drops the other's lock). A per-instance mutex, held around the file
+/// lock, serialises this instance's own callers.
 public final class JSONDocumentStore: DocumentStore {
     public let kind = StoreKind.json
     public let url: URL
     private let lock: FileLock
+    private let threads = NSLock()
+    private let busyTimeout: Duration
     private let cache = Mutex<(signature: FileSignature, contents: StoreContents)?>(nil)
     private let isClosed = Mutex(false)
 
     /// The format tag at the top of every file.
     static let formatTag = "multidoc-json-store"
 
-    public init(url: URL, create: Bool) throws(StoreError) {
+    /// The advisory lock file beside the store at `url`.
+    public static func lockURL(for url: URL) -> URL { URL(fileURLWithPath: url.path + ".lock") }
+
+    /// Opens (with `create`, creates) the store at `url`.
+    /// - Parameter options: only ``StoreOptions/busyTimeout`` applies: how long to wait for
+    ///   another process's lock before ``StoreError/Kind/busy``.
+    /// - Throws: ``StoreError`` naming the file and the problem.
+    public init(url: URL, options: StoreOptions = StoreOptions(), create: Bool) throws(StoreError) {
         self.url = url
+        self.busyTimeout = options.busyTimeout
         let path = url.path
         if !FileManager.default.fileExists(atPath: path) {
             guard create else { throw StoreError(.notFound, path: path) }
@@ -32,43 +48,29 @@ public final class JSONDocumentStore: DocumentStore {
             }
         }
         do {
-            lock = try FileLock(url: URL(fileURLWithPath: path + ".lock"))
+            lock = try FileLock(url: Self.lockURL(for: url))
         } catch {
             throw StoreError(error.code == EACCES ? .unreadable : .writeFailed, path: path, detail: error.description)
         }
         if create, !FileManager.default.fileExists(atPath: path) {
-            do {
-                try lock.lock()
-                defer { lock.unlock() }
-                if !FileManager.default.fileExists(atPath: path) { try persist(StoreContents()) }
-            } catch let error as StoreError {
-                throw error
-            } catch {
-                throw StoreError(.writeFailed, path: path, detail: "\(error)")
-            }
+            try acquire(.exclusive)
+            defer { release() }
+            if !FileManager.default.fileExists(atPath: path) { try persist(StoreContents()) }
         }
         _ = try read()
     }
 
     public func read() throws(StoreError) -> StoreContents {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
-        do {
-            try lock.lock(.shared)
-        } catch {
-            throw StoreError(.unreadable, path: url.path, detail: error.description)
-        }
-        defer { lock.unlock() }
+        try acquire(.shared)
+        defer { release() }
         return try load()
     }
 
     public func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
-        do {
-            try lock.lock(.exclusive)
-        } catch {
-            throw StoreError(.writeFailed, path: url.path, detail: error.description)
-        }
-        defer { lock.unlock() }
+        try acquire(.exclusive)
+        defer { release() }
         let before = try load()
         var after = before
         let result = try body(&after)
@@ -82,6 +84,46 @@ public final class JSONDocumentStore: DocumentStore {
     public static func destroy(at url: URL) {
         try? FileManager.default.removeItem(at: url)
         try? FileManager.default.removeItem(atPath: url.path + ".lock")
+    }
+
+    // MARK: Locking
+
+    /// Takes this instance's mutex, then the file lock, polling it until the busy timeout.
+    ///
+    /// Polling rather than a blocking `flock`: a blocking one cannot time out, so a stopped
+    /// process holding the lock would hang every other reader and writer forever. The mutex is
+    /// waited for without a limit, as GRDB's queue is: it is only held by this process's own
+    /// calls, which do not stop.
+    private func acquire(_ mode: FileLock.Mode) throws(StoreError) {
+        threads.lock()
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: busyTimeout)
+        var pause = Duration.milliseconds(1)
+        while true {
+            let taken: Bool
+            do {
+                taken = try lock.tryLock(mode)
+            } catch {
+                threads.unlock()
+                throw StoreError(mode == .exclusive ? .writeFailed : .unreadable, path: url.path, detail: error.description)
+            }
+            if taken { return }
+            let now = clock.now
+            guard now < deadline else {
+                threads.unlock()
+                throw StoreError(
+                    .busy, path: url.path,
+                    detail: "another process holds its lock (\(lock.path)) and did not release it within the busy timeout of \(busyTimeout)")
+            }
+            let nap = min(pause, deadline - now).components
+            usleep(UInt32(clamping: nap.seconds * 1_000_000 + nap.attoseconds / 1_000_000_000_000))
+            pause = min(pause * 2, .milliseconds(20))
+        }
+    }
+
+    private func release() {
+        lock.unlock()
+        threads.unlock()
     }
 
     // MARK: File

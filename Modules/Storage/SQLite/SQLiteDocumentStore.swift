@@ -72,8 +72,10 @@ public final class SQLiteDocumentStore: DocumentStore {
             queue = try DatabaseQueue(path: path, configuration: configuration)
             let migrator = SQLiteSchema.migrator
             if try queue.read({ db in try migrator.hasBeenSuperseded(db) }) {
-                let found = try queue.read { db in try migrator.appliedIdentifiers(db).count }
-                throw StoreError(.newerSchema(found: Int64(found), supported: SchemaVersion.current), path: path)
+                let (found, unknown) = try queue.read { db in try SQLiteSchema.newerVersion(db, known: migrator.migrations) }
+                throw StoreError(
+                    .newerSchema(found: found, supported: SchemaVersion.current), path: path,
+                    detail: "migrations this build does not know: \(unknown.joined(separator: ", "))")
             }
             try migrator.migrate(queue)
             try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM objects") }

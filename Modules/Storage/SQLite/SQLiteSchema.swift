@@ -41,6 +41,27 @@ enum SQLiteSchema {
         return migrator
     }
 
+    /// The schema version of a store that has migrations this build does not know, and those
+    /// migrations. The version is the larger of `meta.schemaVersion` and the highest `vN`
+    /// migration name; never the number of migrations, which says nothing about the version
+    /// once a build adds two migrations for one version or skips one.
+    static func newerVersion(_ db: Database, known: [String]) throws -> (version: Int64, unknown: [String]) {
+        let applied = try db.tableExists("grdb_migrations")
+            ? try Row.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").map { try text($0, "identifier", table: "grdb_migrations") }
+            : []
+        let unknown = applied.filter { !known.contains($0) }.sorted()
+        var version = SchemaVersion.current + 1  // It has migrations this build lacks: at least that.
+        for identifier in applied where identifier.hasPrefix("v") {
+            if let number = Int64(identifier.dropFirst().prefix { $0.isNumber }) { version = max(version, number) }
+        }
+        if try db.tableExists("meta"),
+           let row = try Row.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'"),
+           let recorded = Int64(try text(row, "value", table: "meta")) {
+            version = max(version, recorded)
+        }
+        return (version, unknown)
+    }
+
     // MARK: Values
 
     private static let encoder = JSONEncoder()
@@ -54,22 +75,68 @@ enum SQLiteSchema {
 
     static func decode(_ text: String) throws -> AttributeValue {
         guard let value = try decoder.decode([AttributeValue].self, from: Data(text.utf8)).first else {
-            throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "empty attribute value")
+            throw corrupt("empty attribute value")
         }
         return value
     }
 
-    static func stamp(_ row: Row) -> Stamp? {
-        guard let device = DeviceID(row["stamp_device"] as String? ?? "") else { return nil }
-        let wall: Int64 = row["stamp_wall"] ?? 0
-        let counter: Int64 = row["stamp_counter"] ?? 0
+    /// The stamp in a row's `stamp_wall`, `stamp_counter` and `stamp_device` columns; nil when
+    /// the device is not a UUID (such a stamp is dropped, as it always was).
+    static func stamp(_ row: Row, table: String) throws -> Stamp? {
+        guard let device = DeviceID(try text(row, "stamp_device", table: table)) else { return nil }
+        let wall = try integer(row, "stamp_wall", table: table)
+        let counter = try integer(row, "stamp_counter", table: table)
         return Stamp(wall: UInt64(max(0, wall)), counter: UInt32(clamping: counter), device: device)
+    }
+
+    // MARK: Columns
+
+    // GRDB's `row["column"] as T` traps when the value cannot be converted to `T`, and SQLite
+    // stores any type in any column, so a database that is valid but was damaged or edited by
+    // hand (text in an INTEGER column) would crash the process. Every column is read as a
+    // `DatabaseValue` and converted here; a value of the wrong type makes the store corrupt.
+
+    static func text(_ row: Row, _ column: String, table: String) throws -> String {
+        let value: DatabaseValue = row[column]
+        guard let text = String.fromDatabaseValue(value) else { throw illTyped(value, table: table, column: column, expected: "text") }
+        return text
+    }
+
+    static func integer(_ row: Row, _ column: String, table: String) throws -> Int64 {
+        let value: DatabaseValue = row[column]
+        guard let integer = Int64.fromDatabaseValue(value) else { throw illTyped(value, table: table, column: column, expected: "an integer") }
+        return integer
+    }
+
+    static func blob(_ row: Row, _ column: String, table: String) throws -> Data {
+        let value: DatabaseValue = row[column]
+        guard let data = Data.fromDatabaseValue(value) else { throw illTyped(value, table: table, column: column, expected: "a blob") }
+        return data
+    }
+
+    /// A corruption error naming the table, the column and what was found there; the store maps
+    /// it to ``StoreError/Kind/corrupt`` with the file's path.
+    static func illTyped(_ value: DatabaseValue, table: String, column: String, expected: String) -> DatabaseError {
+        let found: String
+        switch value.storage {
+        case .null: found = "NULL"
+        case .int64(let integer): found = "the integer \(integer)"
+        case .double(let double): found = "the real number \(double)"
+        case .string(let string): found = "the text \"\(string.prefix(40))\""
+        case .blob(let data): found = "a \(data.count)-byte blob"
+        }
+        return corrupt("\(table).\(column) holds \(found) where \(expected) belongs")
+    }
+
+    static func corrupt(_ message: String) -> DatabaseError {
+        DatabaseError(resultCode: .SQLITE_CORRUPT, message: message)
     }
 
     // MARK: Generation
 
     static func generation(_ db: Database) throws -> Int64 {
-        Int64(try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'") ?? "0") ?? 0
+        guard let row = try Row.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'") else { return 0 }
+        return Int64(try text(row, "value", table: "meta")) ?? 0
     }
 
     static func bumpGeneration(_ db: Database) throws -> Int64 {
@@ -83,31 +150,43 @@ enum SQLiteSchema {
     static func load(_ db: Database) throws -> StoreContents {
         var contents = StoreContents()
         for row in try Row.fetchAll(db, sql: "SELECT id, entity FROM objects") {
-            contents.graph.objects[ObjectID(row["id"])] = ObjectRecord(entity: row["entity"])
+            let id = ObjectID(try text(row, "id", table: "objects"))
+            contents.graph.objects[id] = ObjectRecord(entity: try text(row, "entity", table: "objects"))
         }
         for row in try Row.fetchAll(db, sql: "SELECT object_id, name, value, stamp_wall, stamp_counter, stamp_device FROM attributes") {
-            let id = ObjectID(row["object_id"])
-            let name: String = row["name"]
-            contents.graph.objects[id]?.attributes[name] = try decode(row["value"])
-            if let stamp = stamp(row), stamp.device.description != zeroDevice || stamp.wall != 0 {
+            let id = ObjectID(try text(row, "object_id", table: "attributes"))
+            let name = try text(row, "name", table: "attributes")
+            let value: AttributeValue
+            do {
+                value = try decode(try text(row, "value", table: "attributes"))
+            } catch let error as DatabaseError {
+                throw error
+            } catch {
+                throw corrupt("attributes.value of \(id.rawValue).\(name) is not a value: \(error)")
+            }
+            contents.graph.objects[id]?.attributes[name] = value
+            if let stamp = try stamp(row, table: "attributes"), stamp.device.description != zeroDevice || stamp.wall != 0 {
                 contents.sync.stamps[id, default: [:]][name] = stamp
             }
         }
         for row in try Row.fetchAll(db, sql: "SELECT object_id, stamp_wall, stamp_counter, stamp_device FROM tombstones") {
-            if let stamp = stamp(row) { contents.sync.tombstones[ObjectID(row["object_id"])] = stamp }
+            if let stamp = try stamp(row, table: "tombstones") {
+                contents.sync.tombstones[ObjectID(try text(row, "object_id", table: "tombstones"))] = stamp
+            }
         }
         for row in try Row.fetchAll(db, sql: "SELECT device, sequence FROM applied") {
-            if let device = DeviceID(row["device"] as String) {
-                contents.sync.applied[device] = UInt64(max(0, row["sequence"] as Int64))
+            if let device = DeviceID(try text(row, "device", table: "applied")) {
+                contents.sync.applied[device] = UInt64(max(0, try integer(row, "sequence", table: "applied")))
             }
         }
         for row in try Row.fetchAll(db, sql: "SELECT sequence, payload FROM outbox") {
-            contents.sync.outbox[UInt64(max(0, row["sequence"] as Int64))] = row["payload"]
+            let sequence = UInt64(max(0, try integer(row, "sequence", table: "outbox")))
+            contents.sync.outbox[sequence] = try blob(row, "payload", table: "outbox")
         }
         var wall: UInt64 = 0, counter: UInt32 = 0
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
-            let key: String = row["key"]
-            let value: String = row["value"]
+            let key = try text(row, "key", table: "meta")
+            let value = try text(row, "value", table: "meta")
             if key == "clock.wall" { wall = UInt64(value) ?? 0 }
             else if key == "clock.counter" { counter = UInt32(value) ?? 0 }
             else if key.hasPrefix("value.") { contents.sync.values[String(key.dropFirst(6))] = value }

@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FileIO
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct AtomicFileTests {
+    /// Names in `folder` that AtomicFile uses for its temporary files.
+    private func leftovers(in folder: TemporaryDirectory) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix(AtomicFile.temporaryPrefix) }
+    }
+
+    @Test func writeReplacesTheContentsAndLeavesNoTemporaryFiles() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let url = folder.appending("file")
+        try AtomicFile.write(Data("first, and longer than the second".utf8), to: url)
+        try AtomicFile.write(Data("second".utf8), to: url)
+        #expect(try Data(contentsOf: url) == Data("second".utf8))
+        #expect(try leftovers(in: folder).isEmpty)
+        var info = stat()
+        #expect(stat(url.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
+    @Test func aReaderNeverSeesAHalfWrittenFile() async throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let url = folder.appending("file")
+        let versions = [Data(repeating: 0x41, count: 256 * 1024), Data(repeating: 0x42, count: 64 * 1024 + 7)]
+        try AtomicFile.write(versions[0], to: url)
+        let rounds = 100
+        let torn = try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                for round in 0..<rounds { try AtomicFile.write(versions[round % 2], to: url) }
+                return 0
+            }
+            group.addTask {
+                var torn = 0
+                for _ in 0..<(rounds * 4) where !versions.contains(try AtomicFile.read(url)) { torn += 1 }
+                return torn
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(torn == 0)
+        #expect(try leftovers(in: folder).isEmpty)
+    }
+
+    @Test func aFailedWriteLeavesTheOldFileAndNoTemporaryFile() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        // The target is a non-empty folder: rename(2) over it fails after the temporary file was written.
+        let url = folder.appending("taken")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try Data("inside".utf8).write(to: url.appendingPathComponent("child"))
+        let error = #expect(throws: FileIOError.self) { try AtomicFile.write(Data("new".utf8), to: url) }
+        #expect(error?.operation == "rename")
+        #expect(error?.description.contains(url.path) == true)
+        #expect(try leftovers(in: folder).isEmpty)
+        #expect(try Data(contentsOf: url.appendingPathComponent("child")) == Data("inside".utf8))
+    }
+
+    @Test func writeOnceNeverReplacesAnExistingFile() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let url = folder.appending("log")
+        #expect(try AtomicFile.writeOnce(Data("one".utf8), to: url))
+        #expect(try AtomicFile.writeOnce(Data("two".utf8), to: url) == false)
+        #expect(try AtomicFile.writeOnce(Data("one".utf8), to: url) == false)
+        #expect(try Data(contentsOf: url) == Data("one".utf8))
+        #expect(try leftovers(in: folder).isEmpty)
+    }
+
+    @Test func readAcceptsAFileUpToTheLimit() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let url = folder.appending("file")
+        let data = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0) })
+        try AtomicFile.write(data, to: url)
+        #expect(try AtomicFile.read(url, limit: data.count) == data)
+    }
+
+    @Test func readRefusesAFileOverTheLimit() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let url = folder.appending("file")
+        try AtomicFile.write(Data(count: 1025), to: url)
+        let error = #expect(throws: FileIOError.self) { try AtomicFile.read(url, limit: 1024) }
+        #expect(error?.code == EFBIG)
+        #expect(error?.description.contains(url.path) == true)
+    }
+
+    @Test func readRefusesAFIFOWithoutBlocking() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let url = folder.appending("fifo")
+        try #require(mkfifo(url.path, 0o600) == 0)
+        // Nobody writes to it: a blocking open or read would hang this test.
+        let error = #expect(throws: FileIOError.self) { try AtomicFile.read(url) }
+        #expect(error?.code == EINVAL)
+        #expect(error?.description.contains("not a regular file") == true)
+    }
+
+    @Test func readRefusesAFolderAMissingFileAndUnfollowedLinks() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let folderError = #expect(throws: FileIOError.self) { try AtomicFile.read(folder.url) }
+        #expect(folderError?.code == EINVAL)
+        let missing = #expect(throws: FileIOError.self) { try AtomicFile.read(folder.appending("missing")) }
+        #expect(missing?.isMissing == true)
+        let target = folder.appending("target")
+        try AtomicFile.write(Data("x".utf8), to: target)
+        let link = folder.appending("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        #expect(try AtomicFile.read(link) == Data("x".utf8))
+        let linkError = #expect(throws: FileIOError.self) { try AtomicFile.read(link, followSymlinks: false) }
+        #expect(linkError?.code == ELOOP)
+    }
+}
