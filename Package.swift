@@ -44,7 +44,7 @@ let package = Package(
 
         .executableTarget(
             name: "multidoc",
-            dependencies: ["Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", argumentParser, logging],
+            dependencies: ["Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", "FileIO", argumentParser, logging],
             path: "Apps/multidoc"
         ),
         .executableTarget(

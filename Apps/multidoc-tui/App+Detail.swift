@@ -146,8 +146,11 @@ extension TUIApp {
         detailState?.editor = nil
         if editor.isChanged {
             do {
-                try await library.setText(id, editor.text)
-                show("saved")
+                switch try await library.saveEditedText(id, editor.text, editedFrom: editor.original) {
+                case .mine: show("saved")
+                case .mergedWithPeer: show("saved, with what a peer added meanwhile")
+                case .replacedPeerEdit: fail("saved; a peer's change made while you edited was replaced (last writer wins)")
+                }
             } catch {
                 fail(error)
             }

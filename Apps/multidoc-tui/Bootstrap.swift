@@ -23,7 +23,7 @@ func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> D
     let setup = try DeviceSetup(
         rootPath: options.root, containerPath: options.container, flags: flags,
         environment: environment, createRoot: true)
-    let logURL = setup.root.url.appendingPathComponent("multidoc-tui.log")
+    let logURL = setup.root.url.appendingPathComponent("multidoc-tui.log", isDirectory: false)
     let file = LogFile(url: logURL)
     var logger = Logger(label: "multidoc-tui") { label in FileLogHandler(label: label, file: file) }
     logger.logLevel = .info
@@ -40,7 +40,7 @@ final class LogFile: @unchecked Sendable {
 
     init(url: URL) {
         if !FileManager.default.fileExists(atPath: url.path) {
-            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
         }
         handle = try? FileHandle(forWritingTo: url)
         _ = try? handle?.seekToEnd()

@@ -36,8 +36,8 @@ struct Demo: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("multidoc-demo-\(UUID().uuidString.prefix(8))")
-            let container = folder.appendingPathComponent("container")
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("multidoc-demo-\(UUID().uuidString.prefix(8))", isDirectory: false)
+            let container = folder.appendingPathComponent("container", isDirectory: false)
             try FileManager.default.createDirectory(at: container, withIntermediateDirectories: true)
             defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
             let kindA = StoreKind(rawValue: store) ?? .sqlite
@@ -131,7 +131,7 @@ struct Demo: AsyncParsableCommand {
 
     private func device(_ name: String, kind: StoreKind, folder: URL, container: URL) throws -> (DeviceSetup, DocumentLibrary) {
         let setup = try DeviceSetup(
-            rootPath: folder.appendingPathComponent("device-\(name)").path, containerPath: container.path,
+            rootPath: folder.appendingPathComponent("device-\(name)", isDirectory: false).path, containerPath: container.path,
             flags: [.deviceName: .text(name), .store: .text(kind.rawValue), .enablePing: .bool(true), .fastSave: .bool(true), .useCloud: .bool(true)],
             environment: [:], createRoot: true)
         var logger = Logger(label: "multidoc.demo.\(name)")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Engine
+import FileIO
 import Foundation
 import Model
 import Storage
@@ -57,9 +58,9 @@ func adoptHint(_ problem: String) -> String {
 
 func reportSync(_ report: SyncReport, json: Bool, except error: EngineError? = nil) {
     guard !json else { return }
-    for note in report.quarantined { FileHandle.standardError.write(Data("multidoc: warning: \(note)\n".utf8)) }
+    for note in report.quarantined { PassWarnings.pending.add(note) }
     for problem in report.problems where problem != error?.description {
-        FileHandle.standardError.write(Data("multidoc: warning: \(problem)\(adoptHint(problem))\n".utf8))
+        PassWarnings.pending.add(problem + adoptHint(problem))
     }
 }
 
@@ -179,9 +180,12 @@ struct Edit: AsyncParsableCommand {
 
     private func editInEditor(_ text: String) throws -> String {
         let editor = ProcessInfo.processInfo.environment["VISUAL"] ?? ProcessInfo.processInfo.environment["EDITOR"] ?? "vi"
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("multidoc-edit-\(UUID().uuidString).txt")
-        try Data(text.utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
+        // The text is private: a folder only this user can enter, a file only this user can read.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("multidoc-edit-\(UUID().uuidString)", isDirectory: false)
+        try AtomicFile.makeDirectory(folder)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("text.txt", isDirectory: false)
+        try AtomicFile.write(Data(text.utf8), to: file)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "\(editor) \"$1\"", "sh", file.path]
@@ -230,13 +234,18 @@ struct Rename: AsyncParsableCommand {
 }
 
 struct Convert: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Move a document's local store to the other backend.")
+    static let configuration = CommandConfiguration(
+        abstract: "Move a document's local store to the other backend.",
+        discussion: "multidoc convert DOC --store json (or --to json). The document keeps its UUID, contents and sync state.")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
-    @Option(name: .customLong("to"), help: "The backend: sqlite or json.") var target: String
+    @Option(name: .customLong("to"), help: "The backend: sqlite or json (the same as --store here).") var target: String?
 
     func run() async throws {
         try await runCommand {
+            guard let target = target ?? options.store else {
+                throw CLIError(message: "say which backend to convert to: --store sqlite|json", code: 64)
+            }
             guard let kind = StoreKind(rawValue: target.lowercased()) else {
                 throw CLIError(message: "unknown store '\(target)'; expected sqlite or json", code: 64)
             }

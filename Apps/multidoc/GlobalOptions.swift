@@ -91,16 +91,45 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Runs a command body, turning every error into one line on stderr and an exit code.
+/// Runs a command body, turning every error into one line on stderr and an exit code. The
+/// warnings its sync passes collected are printed when it ends, except one that says what the
+/// error says: a problem is reported once.
 func runCommand(_ body: () async throws -> Void) async throws {
     do {
         try await body()
+        PassWarnings.pending.flush(except: nil)
     } catch let error as ExitCode {
+        PassWarnings.pending.flush(except: nil)
         throw error
     } catch {
         let (message, code) = describe(error)
+        PassWarnings.pending.flush(except: message)
         FileHandle.standardError.write(Data("multidoc: error: \(message)\n".utf8))
         throw ExitCode(code)
+    }
+}
+
+/// The warnings of a command's sync passes, held until the command ends.
+final class PassWarnings: @unchecked Sendable {
+    static let pending = PassWarnings()
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    func add(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if !lines.contains(line) { lines.append(line) }
+    }
+
+    /// Prints the warnings once, leaving out any that contains `error`.
+    func flush(except error: String?) {
+        lock.lock()
+        let held = lines
+        lines = []
+        lock.unlock()
+        for line in held where error.map({ !line.contains($0) }) ?? true {
+            FileHandle.standardError.write(Data("multidoc: warning: \(line)\n".utf8))
+        }
     }
 }
 

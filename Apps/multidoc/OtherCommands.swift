@@ -186,7 +186,7 @@ struct Latencies: AsyncParsableCommand {
             if let plot {
                 let url = URL(fileURLWithPath: plot)
                 do {
-                    try AtomicFile.write(Data(LatencyReport.svg(samples).utf8), to: url, mode: 0o644)
+                    try AtomicFile.write(Data(LatencyReport.svg(samples).utf8), to: url)
                 } catch {
                     throw CLIError(message: "cannot write plot: \(error)", code: 10)
                 }
@@ -349,8 +349,11 @@ struct ContainerCommand: AsyncParsableCommand {
                 if FileManager.default.fileExists(atPath: url.path) {
                     throw CLIError(message: "\(url.path) already exists; choose a new folder", code: 10)
                 }
-                try await library.copyContainer(to: url)
+                let skipped = try await library.copyContainer(to: url)
                 print("copied the container to \(url.path)")
+                for path in skipped {
+                    FileHandle.standardError.write(Data("multidoc: warning: \(path): a link or special file, not copied\n".utf8))
+                }
             }
         }
     }

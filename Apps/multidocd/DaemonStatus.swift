@@ -45,7 +45,7 @@ struct StatusFile: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        try AtomicFile.write(try encoder.encode(status) + Data("\n".utf8), to: url, mode: 0o644)
+        try AtomicFile.write(try encoder.encode(status) + Data("\n".utf8), to: url)
     }
 
     func remove() {

@@ -21,23 +21,23 @@ public struct DeviceRoot: Sendable {
         self.url = url.standardizedFileURL.resolvingSymlinksInPath()
     }
 
-    public var documentsDirectory: URL { url.appendingPathComponent("Documents") }
-    public var deviceFileURL: URL { url.appendingPathComponent("device.json") }
-    public var latenciesURL: URL { url.appendingPathComponent("latencies.json") }
+    public var documentsDirectory: URL { url.appendingPathComponent("Documents", isDirectory: false) }
+    public var deviceFileURL: URL { url.appendingPathComponent("device.json", isDirectory: false) }
+    public var latenciesURL: URL { url.appendingPathComponent("latencies.json", isDirectory: false) }
     /// Documents the last full passes found quiet (a cache: deleting it costs one slower pass).
-    public var quietIndexURL: URL { url.appendingPathComponent("quiet-index.json") }
-    public var copyOfContainerURL: URL { documentsDirectory.appendingPathComponent("copyOfCloudContainer") }
-    public var daemonLockURL: URL { url.appendingPathComponent("multidocd.lock") }
-    public var daemonStatusURL: URL { url.appendingPathComponent("multidocd.status.json") }
-    public var writeLockURL: URL { url.appendingPathComponent(".library.lock") }
+    public var quietIndexURL: URL { url.appendingPathComponent("quiet-index.json", isDirectory: false) }
+    public var copyOfContainerURL: URL { documentsDirectory.appendingPathComponent("copyOfCloudContainer", isDirectory: false) }
+    public var daemonLockURL: URL { url.appendingPathComponent("multidocd.lock", isDirectory: false) }
+    public var daemonStatusURL: URL { url.appendingPathComponent("multidocd.status.json", isDirectory: false) }
+    public var writeLockURL: URL { url.appendingPathComponent(".library.lock", isDirectory: false) }
 
-    public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description) }
-    public func recordURL(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("document.json") }
+    public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description, isDirectory: false) }
+    public func recordURL(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("document.json", isDirectory: false) }
     public func storeDirectory(_ id: DocumentID, name: DocumentName) -> URL {
-        documentDirectory(id).appendingPathComponent(name.rawValue)
+        documentDirectory(id).appendingPathComponent(name.rawValue, isDirectory: false)
     }
     public func storeURL(_ record: LocalDocumentRecord) -> URL {
-        storeDirectory(record.id, name: record.name).appendingPathComponent(record.store.fileName)
+        storeDirectory(record.id, name: record.name).appendingPathComponent(record.store.fileName, isDirectory: false)
     }
 
     /// Checks the folder exists and is usable, creating it only if `create`.

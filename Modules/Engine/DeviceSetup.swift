@@ -21,10 +21,10 @@ public struct DeviceSetup: Sendable {
     public static func defaultRoot(environment: [String: String]) -> URL {
         if let root = environment["MULTIDOC_ROOT"], !root.isEmpty { return URL(fileURLWithPath: root) }
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
-            return URL(fileURLWithPath: data).appendingPathComponent("multidoc")
+            return URL(fileURLWithPath: data).appendingPathComponent("multidoc", isDirectory: false)
         }
         let home = environment["HOME"] ?? NSHomeDirectory()
-        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/multidoc")
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/multidoc", isDirectory: false)
     }
 
     /// Resolves a device.

@@ -9,7 +9,7 @@ import Sync
 extension DocumentLibrary {
     /// The last good copy of a local-only document's store, kept beside it.
     func lastGoodURL(_ record: LocalDocumentRecord) -> URL {
-        root.storeDirectory(record.id, name: record.name).appendingPathComponent("last-good-\(record.store.fileName)")
+        root.storeDirectory(record.id, name: record.name).appendingPathComponent("last-good-\(record.store.fileName)", isDirectory: false)
     }
 
     /// Snapshots a store that just opened cleanly (through the store itself, so a WAL
@@ -28,7 +28,7 @@ extension DocumentLibrary {
     func recover(_ record: LocalDocumentRecord, after error: StoreError) async throws -> OpenDocument {
         let store = root.storeURL(record)
         let stamp = ISO8601DateFormatter().string(from: configuration.now()).replacingOccurrences(of: ":", with: "-")
-        let aside = store.deletingLastPathComponent().appendingPathComponent("damaged-\(stamp)-\(record.store.fileName)")
+        let aside = store.deletingLastPathComponent().appendingPathComponent("damaged-\(stamp)-\(record.store.fileName)", isDirectory: false)
         await closeDocument(record.id)
         do {
             if FileManager.default.fileExists(atPath: store.path) {

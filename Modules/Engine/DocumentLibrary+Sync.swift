@@ -90,7 +90,7 @@ extension DocumentLibrary {
         for id in candidates where !known.contains(id) && tombstones[id] == nil {
             if only != nil, !container.tombstones(of: id).isEmpty { continue }
             guard let info = container.infos(id).first else {
-                if only == nil, let problem = container.symlinkProblem(container.documentDirectory(id).appendingPathComponent("logs")) {
+                if only == nil, let problem = container.symlinkProblem(container.documentDirectory(id).appendingPathComponent("logs", isDirectory: false)) {
                     report.quarantined.append("\(container.documentDirectory(id).path): \(problem)")
                 }
                 continue

@@ -343,8 +343,21 @@ public actor DocumentLibrary {
         try await editText(id) { $0 + suffix }
     }
 
+    /// Saves text the user edited from `original` (the TUI's detail). A peer's append saved
+    /// meanwhile (a ping, say) is kept rather than overwritten (``Model/TextMerge``).
+    @discardableResult
+    public func saveEditedText(_ id: DocumentID, _ text: String, editedFrom original: String) async throws -> TextMerge.Outcome {
+        var outcome = TextMerge.Outcome.mine
+        try await editText(id) { current in
+            let merged = TextMerge.merge(original: original, mine: text, current: current)
+            outcome = merged.outcome
+            return merged.text
+        }
+        return outcome
+    }
+
     /// Replaces the text with `edit(current text)` in one transaction.
-    private func editText(_ id: DocumentID, _ edit: @escaping (String) -> String) async throws {
+    private func editText(_ id: DocumentID, _ edit: (String) -> String) async throws {
         let document = try await openEditable(id)
         let name = document.record.name.rawValue
         let modified = modifiedNow()
@@ -383,7 +396,7 @@ public actor DocumentLibrary {
     ) throws {
         let id = document.record.id
         let replicator = replicator
-            ?? Replicator(container: Container(root: root.url.appendingPathComponent(".no-container")), device: identity, now: configuration.now)
+            ?? Replicator(container: Container(root: root.url.appendingPathComponent(".no-container", isDirectory: false)), device: identity, now: configuration.now)
         if ship, containerRefusal == nil { _ = try? replicator.importPending(id, into: document.store) }
         let committed = try replicator.commit(document: id, to: document.store, ship: ship && self.replicator != nil, makeChanges)
         document.invalidate()
@@ -479,14 +492,14 @@ public actor DocumentLibrary {
         guard record.store != kind else { return }
         let document = try await open(record)
         let directory = root.storeDirectory(id, name: record.name)
-        let target = directory.appendingPathComponent(kind.fileName)
+        let target = directory.appendingPathComponent(kind.fileName, isDirectory: false)
         let converted = try configuration.stores.convert(document.store, to: kind, at: target)
         converted.close()
         await handler.close(id)
         let oldKind = record.store
         record.store = kind
         try root.save(record)
-        try? configuration.stores.destroy(oldKind, at: directory.appendingPathComponent(oldKind.fileName))
+        try? configuration.stores.destroy(oldKind, at: directory.appendingPathComponent(oldKind.fileName, isDirectory: false))
         logger.info("converted document", metadata: ["name": "\(record.name)", "store": "\(kind)"])
     }
 
@@ -609,7 +622,7 @@ public actor DocumentLibrary {
     private static func copyTree(_ source: URL, to destination: URL, skipped: inout [String], depth: Int = 0) throws {
         try AtomicFile.makeDirectory(destination)
         for name in try FileManager.default.contentsOfDirectory(atPath: source.path).sorted() {
-            let from = source.appendingPathComponent(name), to = destination.appendingPathComponent(name)
+            let from = source.appendingPathComponent(name, isDirectory: false), to = destination.appendingPathComponent(name, isDirectory: false)
             var info = stat()
             guard lstat(from.path, &info) == 0 else { continue }
             switch info.st_mode & S_IFMT {

@@ -20,7 +20,7 @@ public enum AtomicFile {
     public static func write(_ data: Data, to url: URL, mode: mode_t = 0o600) throws(FileIOError) {
         let directory = url.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(
-            "\(temporaryPrefix)\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))")
+            "\(temporaryPrefix)\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))", isDirectory: false)
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw FileIOError(path: temporary.path, operation: "create", errno: errno) }
         var closed = false

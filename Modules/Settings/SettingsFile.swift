@@ -9,7 +9,7 @@ public struct SettingsFile: Sendable {
     public let url: URL
 
     public init(deviceRoot: URL) {
-        self.url = deviceRoot.appendingPathComponent(Self.fileName)
+        self.url = deviceRoot.appendingPathComponent(Self.fileName, isDirectory: false)
     }
 
     /// The values in the file. A missing file is an empty set of values, not an error.

@@ -45,7 +45,7 @@ extension Container {
         }
 
         for name in listNames(identityDirectory) {
-            let url = identityDirectory.appendingPathComponent(name)
+            let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             guard regular(url) else { continue }
             result.checkedFiles += 1
             do {
@@ -61,7 +61,7 @@ extension Container {
         }
 
         for name in listNames(devicesDirectory) {
-            let url = devicesDirectory.appendingPathComponent(name)
+            let url = devicesDirectory.appendingPathComponent(name, isDirectory: false)
             guard regular(url) else { continue }
             result.checkedFiles += 1
             do {
@@ -77,7 +77,7 @@ extension Container {
         result.problems += tombstoneProblems
 
         for name in listNames(documentsDirectory) {
-            let folder = documentsDirectory.appendingPathComponent(name)
+            let folder = documentsDirectory.appendingPathComponent(name, isDirectory: false)
             guard let id = DocumentID(name), name == id.description else {
                 if !isLink(folder) { problem(folder, "not a document folder (its name is not a lower-case UUID)") }
                 continue
@@ -94,7 +94,7 @@ extension Container {
         let folder = documentDirectory(id)
         var infos = 0, infoNames = 0
         for name in listNames(folder) {
-            let url = folder.appendingPathComponent(name)
+            let url = folder.appendingPathComponent(name, isDirectory: false)
             if name == "logs" || name == "baselines" { continue }
             guard name.hasPrefix("info-"), name.hasSuffix(".json") else {
                 if !isLink(url) { problem(url, "unexpected name in a document folder") }
@@ -120,9 +120,9 @@ extension Container {
             }
         }
 
-        let logs = folder.appendingPathComponent("logs")
+        let logs = folder.appendingPathComponent("logs", isDirectory: false)
         for deviceName in listNames(logs) {
-            let deviceFolder = logs.appendingPathComponent(deviceName)
+            let deviceFolder = logs.appendingPathComponent(deviceName, isDirectory: false)
             guard let device = DeviceID(deviceName), deviceName == device.description else {
                 if !isLink(deviceFolder) { problem(deviceFolder, "not a device's log folder (its name is not a lower-case UUID)") }
                 continue
@@ -130,7 +130,7 @@ extension Container {
             guard !isLink(deviceFolder) else { continue }
             var expected: UInt64?
             for name in listNames(deviceFolder) {
-                let url = deviceFolder.appendingPathComponent(name)
+                let url = deviceFolder.appendingPathComponent(name, isDirectory: false)
                 guard Self.sequence(fromLogName: name) != nil else {
                     if !isLink(url) { problem(url, "not a log name (16 decimal digits from 1, then .log)") }
                     continue
@@ -154,7 +154,7 @@ extension Container {
 
         let baselines = baselinesDirectory(id)
         for name in listNames(baselines) {
-            let url = baselines.appendingPathComponent(name)
+            let url = baselines.appendingPathComponent(name, isDirectory: false)
             guard regular(url) else { continue }
             result.checkedFiles += 1
             do {
@@ -190,7 +190,7 @@ extension Container {
     private func walk(_ url: URL, _ visit: (URL, EntryKind) -> Void) {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted()
         for name in names {
-            let child = url.appendingPathComponent(name)
+            let child = url.appendingPathComponent(name, isDirectory: false)
             guard let kind = kind(child) else { continue }
             visit(child, kind)
             if kind == .folder { walk(child, visit) }

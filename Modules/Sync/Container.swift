@@ -51,26 +51,26 @@ public struct Container: Sendable {
 
     // MARK: Paths
 
-    public var identityDirectory: URL { root.appendingPathComponent("identity") }
-    public var devicesDirectory: URL { root.appendingPathComponent("devices") }
-    public var documentsDirectory: URL { root.appendingPathComponent("documents") }
-    public var tombstonesDirectory: URL { root.appendingPathComponent("tombstones") }
+    public var identityDirectory: URL { root.appendingPathComponent("identity", isDirectory: false) }
+    public var devicesDirectory: URL { root.appendingPathComponent("devices", isDirectory: false) }
+    public var documentsDirectory: URL { root.appendingPathComponent("documents", isDirectory: false) }
+    public var tombstonesDirectory: URL { root.appendingPathComponent("tombstones", isDirectory: false) }
 
-    public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description) }
+    public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description, isDirectory: false) }
     public func infoURL(_ id: DocumentID, device: DeviceID) -> URL {
-        documentDirectory(id).appendingPathComponent("info-\(device).json")
+        documentDirectory(id).appendingPathComponent("info-\(device).json", isDirectory: false)
     }
     public func logsDirectory(_ id: DocumentID, device: DeviceID) -> URL {
-        documentDirectory(id).appendingPathComponent("logs").appendingPathComponent(device.description)
+        documentDirectory(id).appendingPathComponent("logs", isDirectory: false).appendingPathComponent(device.description, isDirectory: false)
     }
     public func logURL(_ id: DocumentID, device: DeviceID, sequence: UInt64) -> URL {
-        logsDirectory(id, device: device).appendingPathComponent(Self.logFileName(sequence))
+        logsDirectory(id, device: device).appendingPathComponent(Self.logFileName(sequence), isDirectory: false)
     }
-    public func baselinesDirectory(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("baselines") }
+    public func baselinesDirectory(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("baselines", isDirectory: false) }
     public func tombstoneURL(_ id: DocumentID, device: DeviceID) -> URL {
-        tombstonesDirectory.appendingPathComponent("\(id).\(device).json")
+        tombstonesDirectory.appendingPathComponent("\(id).\(device).json", isDirectory: false)
     }
-    public func deviceRecordURL(_ device: DeviceID) -> URL { devicesDirectory.appendingPathComponent("\(device).json") }
+    public func deviceRecordURL(_ device: DeviceID) -> URL { devicesDirectory.appendingPathComponent("\(device).json", isDirectory: false) }
 
     static func logFileName(_ sequence: UInt64) -> String {
         let digits = String(sequence)
@@ -128,7 +128,7 @@ public struct Container: Sendable {
         try checkAvailable()
         var result: [ContainerIdentity] = []
         for name in listNames(identityDirectory) where name.hasSuffix(".json") {
-            let url = identityDirectory.appendingPathComponent(name)
+            let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             let identity: ContainerIdentity
             do {
                 identity = try readJSON(url, limit: Self.maximumRecordSize)
@@ -149,7 +149,7 @@ public struct Container: Sendable {
     public func seedIdentity(device: DeviceID, now: Date, newID: UUID = UUID(), replacing: [UUID] = []) throws(SyncError) -> ContainerIdentity {
         if let existing = try identity() { return existing }
         let identity = ContainerIdentity(containerID: newID, seededBy: device, seededAt: now, replaces: replacing.isEmpty ? nil : replacing)
-        try writeJSON(identity, to: identityDirectory.appendingPathComponent("\(device).json"))
+        try writeJSON(identity, to: identityDirectory.appendingPathComponent("\(device).json", isDirectory: false))
         return try self.identity() ?? identity
     }
 
@@ -219,7 +219,7 @@ public struct Container: Sendable {
         var result: [DocumentID: [DocumentTombstone]] = [:]
         var problems: [QuarantinedFile] = []
         for name in listNames(tombstonesDirectory) {
-            let url = tombstonesDirectory.appendingPathComponent(name)
+            let url = tombstonesDirectory.appendingPathComponent(name, isDirectory: false)
             let parts = name.hasSuffix(".json") ? name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false) : []
             guard parts.count == 2, let id = DocumentID(String(parts[0])), let device = DeviceID(String(parts[1])) else {
                 problems.append(QuarantinedFile(url: url, reason: "not a tombstone name (<document>.<device>.json)"))
@@ -253,7 +253,7 @@ public struct Container: Sendable {
         listNames(documentDirectory(id))
             .filter { $0.hasPrefix("info-") && $0.hasSuffix(".json") }
             .compactMap { name -> DocumentInfo? in
-                guard let info: DocumentInfo = try? readJSON(documentDirectory(id).appendingPathComponent(name), limit: Self.maximumRecordSize),
+                guard let info: DocumentInfo = try? readJSON(documentDirectory(id).appendingPathComponent(name, isDirectory: false), limit: Self.maximumRecordSize),
                       info.document == id, info.format <= Self.formatVersion else { return nil }
                 return info
             }
@@ -265,15 +265,15 @@ public struct Container: Sendable {
     /// removed or renamed file changes one of them: equal signatures mean nothing arrived.
     public func folderSignature(_ id: DocumentID) -> [FileStamp] {
         let folder = documentDirectory(id)
-        let logs = folder.appendingPathComponent("logs")
+        let logs = folder.appendingPathComponent("logs", isDirectory: false)
         var stamps = [FileStamp(path: folder.path), FileStamp(path: logs.path), FileStamp(path: baselinesDirectory(id).path)]
-        for device in listNames(logs) { stamps.append(FileStamp(path: logs.appendingPathComponent(device).path)) }
+        for device in listNames(logs) { stamps.append(FileStamp(path: logs.appendingPathComponent(device, isDirectory: false).path)) }
         return stamps
     }
 
     /// Devices with logs for a document.
     public func logDevices(_ id: DocumentID) -> [DeviceID] {
-        listNames(documentDirectory(id).appendingPathComponent("logs")).compactMap(DeviceID.init)
+        listNames(documentDirectory(id).appendingPathComponent("logs", isDirectory: false)).compactMap(DeviceID.init)
     }
 
     /// The sequence numbers of a device's logs present for a document, ascending.
@@ -288,12 +288,12 @@ public struct Container: Sendable {
         // The folders the format has, and no deeper: links are not followed and a hostile
         // tree cannot make this walk long.
         let folder = documentDirectory(id)
-        let logs = folder.appendingPathComponent("logs")
+        let logs = folder.appendingPathComponent("logs", isDirectory: false)
         let folders = [folder, logs, baselinesDirectory(id)]
-            + listNames(logs).filter { !ContainerFiles.isIgnored($0) }.map { logs.appendingPathComponent($0) }
+            + listNames(logs).filter { !ContainerFiles.isIgnored($0) }.map { logs.appendingPathComponent($0, isDirectory: false) }
         for directory in folders where symlinkProblem(directory) == nil {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where ContainerFiles.isConflictCopy(name) {
-                found.append(directory.appendingPathComponent(name))
+                found.append(directory.appendingPathComponent(name, isDirectory: false))
             }
         }
         return found
@@ -306,7 +306,7 @@ public struct Container: Sendable {
             ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
                 .filter(ContainerFiles.isConflictCopy)
                 .sorted()
-                .map { directory.appendingPathComponent($0) }
+                .map { directory.appendingPathComponent($0, isDirectory: false) }
         }
     }
 
@@ -315,7 +315,7 @@ public struct Container: Sendable {
         listNames(baselinesDirectory(id))
             .filter { $0.hasSuffix(".json") }
             .compactMap { name -> (URL, Baseline)? in
-                let url = baselinesDirectory(id).appendingPathComponent(name)
+                let url = baselinesDirectory(id).appendingPathComponent(name, isDirectory: false)
                 guard let baseline: Baseline = try? readJSON(url, limit: Self.maximumBaselineSize), baseline.document == id,
                       baseline.format <= Self.formatVersion else { return nil }
                 return (url, baseline)
@@ -326,7 +326,7 @@ public struct Container: Sendable {
     /// Every registered device.
     public func deviceRecords() -> [DeviceRecord] {
         listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap { name in
-            try? readJSON(devicesDirectory.appendingPathComponent(name), limit: Self.maximumRecordSize)
+            try? readJSON(devicesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRecordSize)
         }
     }
 

@@ -161,6 +161,9 @@ public final class ContainerWatcher: Sendable {
 
     private func handle(_ event: inotify_event, name: String) {
         if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+            // Events were lost, folder creations among them: watch whatever is there now
+            // (a folder already watched keeps its watch), then let the caller look at everything.
+            addWatches(under: root.path)
             continuation.yield(.rescan)
             return
         }

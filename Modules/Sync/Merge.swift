@@ -14,8 +14,12 @@ import Storage
 /// Room for other strategies: ``MergeStrategy`` is chosen per attribute; only
 /// last-writer-wins exists today.
 public enum Merge {
+    /// How concurrent writes of one attribute are resolved. A new strategy (a text merge, say)
+    /// is a new case here, chosen in ``strategy(entity:attribute:)`` and handled where
+    /// ``apply(_:to:)`` and ``merge(_:into:)`` meet an attribute; it must stay order-independent.
     public enum MergeStrategy: Sendable { case lastWriterWins }
 
+    /// The strategy for one attribute of one entity: last-writer-wins for every attribute today.
     public static func strategy(entity: String, attribute: String) -> MergeStrategy { .lastWriterWins }
 
     /// Applies one log to `contents` and reports what changed in the graph.
@@ -49,7 +53,10 @@ public enum Merge {
             var stamps = contents.sync.stamps[id] ?? [:]
             var changed = false
             for (name, value) in change.attributes ?? [:] {
-                if let current = stamps[name], current >= stamp { continue }
+                switch strategy(entity: record.entity, attribute: name) {
+                case .lastWriterWins:
+                    if let current = stamps[name], current >= stamp { continue }
+                }
                 stamps[name] = stamp
                 if record.attributes[name] != value {
                     record.attributes[name] = value

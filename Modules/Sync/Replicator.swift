@@ -214,7 +214,7 @@ public struct Replicator: Sendable {
     public func writeBaseline(_ document: DocumentID, from store: any DocumentStore) throws -> URL {
         let contents = try store.read()
         let baseline = Baseline(document: document, writtenBy: device.id, writtenAt: now(), contents: contents)
-        let url = container.baselinesDirectory(document).appendingPathComponent("\(device.id)-\(baseline.coverage).json")
+        let url = container.baselinesDirectory(document).appendingPathComponent("\(device.id)-\(baseline.coverage).json", isDirectory: false)
         try container.writeJSON(baseline, to: url, pretty: false)
         for entry in container.baselines(document) where entry.baseline.writtenBy == device.id && entry.url != url {
             container.remove(entry.url)

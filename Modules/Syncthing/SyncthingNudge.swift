@@ -34,7 +34,7 @@ public final class SyncthingNudge: ContainerWriteObserver, @unchecked Sendable {
 
         /// The scan request for `paths` (relative to the container).
         public func scanRequest(_ paths: [String], timeout: TimeInterval = 10) -> URLRequest? {
-            guard var components = URLComponents(url: address.appendingPathComponent("rest/db/scan"), resolvingAgainstBaseURL: false) else {
+            guard var components = URLComponents(url: address.appendingPathComponent("rest/db/scan", isDirectory: false), resolvingAgainstBaseURL: false) else {
                 return nil
             }
             let base = prefix.isEmpty ? "" : (prefix.hasSuffix("/") ? prefix : prefix + "/")

@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Logging
 import Model
 import Settings
 import Storage
@@ -128,6 +129,61 @@ import TestSupport
         for label in ["x", "y"] {
             for index in 0..<15 { #expect(text.components(separatedBy: "<\(label)\(index)>").count == 2, "<\(label)\(index)> in \(text)") }
         }
+    }
+
+    /// The seed's notifications: objects did change and did save on the writer; on the peer,
+    /// the document is added (discovered), imported with the inserted and then the updated
+    /// object IDs and the writer's name, becomes viewable, and is removed when deleted.
+    @Test(.timeLimit(.minutes(1)), arguments: [EngineHarness.Backend.sqlite, .json])
+    func notificationsSayWhatChangedAndWhereFrom(backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend)
+        let b = try harness.device("B", backend: backend)
+        var onA = await a.events().makeAsyncIterator()
+        var onB = await b.events().makeAsyncIterator()
+        let created = try await a.create()
+        let entry = try #require(try await a.detail(created.id).graph.textEntry?.id)
+        await b.sync()
+        try await a.appendText(created.id, " more")
+        await b.sync()
+        try await a.delete(created.id)
+        await b.sync()
+
+        var seenA: [LibraryEvent] = []
+        while let event = await onA.next() {
+            seenA.append(event)
+            if case .documentRemoved(created.id, _) = event { break }
+        }
+        #expect(seenA.contains { if case .documentAdded(let row) = $0 { row.id == created.id && row.origin == .created } else { false } })
+        #expect(seenA.contains(.objectsDidChange(created.id, ChangeSummary(updated: [entry]))))
+        #expect(seenA.contains(.didSave(created.id, ChangeSummary(updated: [entry]))))
+
+        var seenB: [LibraryEvent] = []
+        while let event = await onB.next() {
+            seenB.append(event)
+            if case .documentRemoved(created.id, _) = event { break }
+        }
+        #expect(seenB.contains { if case .documentAdded(let row) = $0 { row.id == created.id && row.origin == .discovered } else { false } })
+        #expect(seenB.contains { if case .didImport(created.id, let summary, let from) = $0 { summary.inserted.contains(entry) && from == ["A"] } else { false } })
+        #expect(seenB.contains(.didImport(created.id, ChangeSummary(updated: [entry]), from: ["A"])))
+        #expect(seenB.contains(.becameViewable(created.id)))
+    }
+
+    /// One document is never listed twice under two spellings of its path (seed: NSURL+NPAssisting).
+    @Test func aRootReachedThroughALinkIsTheSameRoot() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .json)
+        let created = try await a.create()
+        let link = harness.folder.appending("link-to-A")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: harness.root("A"))
+        let setup = try DeviceSetup(rootPath: link.path + "/./", containerPath: harness.container.path, flags: [.deviceName: .text("A")], environment: [:], createRoot: false)
+        #expect(setup.root.url.path == harness.root("A").resolvingSymlinksInPath().path)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let again = setup.makeLibrary(stores: StoreProvider.standard(), logger: logger)
+        #expect(await again.list().map(\.id) == [created.id])
     }
 
     @Test func copyContainerOnSegueWithoutAContainerStillOpensTheDetail() async throws {

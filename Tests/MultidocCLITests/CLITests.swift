@@ -165,6 +165,50 @@ import TestSupport
         for index in 0..<8 { #expect(text.components(separatedBy: "<\(index)>").count == 2, "<\(index)> in \(text)") }
     }
 
+    /// A full disk, as the kernel reports it (every file capped at a few KB): the save fails
+    /// with one clear line and a non-zero code, and the document keeps its last saved state.
+    @Test(arguments: ["sqlite", "json"])
+    func aFullDiskFailsTheSaveAndKeepsThePreviousState(store: String) throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Full", "--store", store], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Full", "--text", "before"], root: rootA).status == 0)
+        let big = String(repeating: "x", count: 96 * 1024)
+        let full = try ProductRunner.run(
+            "multidoc", ["edit", "Full", "--append", big, "--root", rootA, "--container", container], fileSizeLimit: 64 * 1024)
+        #expect(full.status != 0, "the save cannot have succeeded: \(full.stdout)")
+        #expect(full.stderr.hasPrefix("multidoc: error: "), "\(full.stderr)")
+        #expect(full.stderr.split(separator: "\n").count == 1, "\(full.stderr)")
+        #expect(!full.stderr.contains("Fatal error"))
+        let show = try multidoc(["show", "Full", "--json"], root: rootA)
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect((try json(show) as? [String: Any])?["text"] as? String == "before")
+        // With room again, saving works and reaches the peer.
+        #expect(try multidoc(["edit", "Full", "--append", " after"], root: rootA).status == 0)
+        let onB = try #require(try json(try multidoc(["show", "Full", "--json"], root: rootB)) as? [String: Any])
+        #expect(onB["text"] as? String == "before after")
+    }
+
+    /// Files multidoc creates are readable by their user only (0600, folders 0700): the device
+    /// root and the container after creating, editing, plotting and a sync.
+    @Test func everythingWrittenIsPrivateToItsUser() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Private"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Private", "--append", " x"], root: rootB).status == 0)
+        #expect(try multidoc(["sync"], root: rootA).status == 0)
+        #expect(try multidoc(["settings", "set", "EnablePing", "on"], root: rootA).status == 0)
+        var open: [String] = []
+        for top in [rootA, rootB, container] {
+            guard let walker = FileManager.default.enumerator(atPath: top) else { continue }
+            while let relative = walker.nextObject() as? String {
+                let path = top + "/" + relative
+                var info = stat()
+                guard lstat(path, &info) == 0 else { continue }
+                if info.st_mode & 0o077 != 0 { open.append("\(path) \(String(info.st_mode & 0o777, radix: 8))") }
+            }
+        }
+        #expect(open.isEmpty, "\(open)")
+    }
+
     @Test func copyContainerOnSegueNeverKeepsTheDetailFromOpening() throws {
         defer { folder.remove() }
         #expect(try ProductRunner.run("multidoc", ["new", "Local", "--root", rootA]).status == 0)

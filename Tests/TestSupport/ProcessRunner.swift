@@ -32,16 +32,25 @@ public enum ProductRunner {
     }
 
     /// Runs `product` with `arguments` and waits for it (at most `timeout`).
+    ///
+    /// `fileSizeLimit` (bytes, a multiple of 512) caps every file the process writes, as a full
+    /// disk would: a write past it fails with `EFBIG` (SIGXFSZ is ignored), a real I/O error from
+    /// the kernel, without root or a small file system.
     public static func run(
         _ product: String, _ arguments: [String], environment: [String: String] = [:],
-        stdin: String? = nil, timeout: TimeInterval = 60
+        stdin: String? = nil, timeout: TimeInterval = 60, fileSizeLimit: Int? = nil
     ) throws -> Result {
         guard let executable = path(of: product) else {
             throw RunnerError(message: "\(product) is not built next to the tests (run swift build first)")
         }
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let fileSizeLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "trap '' XFSZ; ulimit -f \(fileSizeLimit / 512) && exec \"$0\" \"$@\"", executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         var merged = ProcessInfo.processInfo.environment
         for key in merged.keys where key.hasPrefix("MULTIDOC_") { merged[key] = nil }
         merged.merge(environment) { _, new in new }
