@@ -11,7 +11,7 @@ import Storage
 /// <root>/Documents/<uuid>/document.json    LocalDocumentRecord
 /// <root>/Documents/<uuid>/<name>/store.*   the document's store (UUID precedes the name, seed 000)
 /// <root>/Documents/copyOfCloudContainer/   CopyContainerOnSegue's copy
-/// <root>/latencies.json                    recorded sync latencies
+/// <root>/latencies.jsonl                   recorded sync latencies (one sample a line)
 /// ```
 public struct DeviceRoot: Sendable {
     public let url: URL
@@ -23,7 +23,7 @@ public struct DeviceRoot: Sendable {
 
     public var documentsDirectory: URL { url.appendingPathComponent("Documents", isDirectory: false) }
     public var deviceFileURL: URL { url.appendingPathComponent("device.json", isDirectory: false) }
-    public var latenciesURL: URL { url.appendingPathComponent("latencies.json", isDirectory: false) }
+    public var latenciesURL: URL { url.appendingPathComponent("latencies.jsonl", isDirectory: false) }
     /// Documents the last full passes found quiet (a cache: deleting it costs one slower pass).
     public var quietIndexURL: URL { url.appendingPathComponent("quiet-index.json", isDirectory: false) }
     public var copyOfContainerURL: URL { documentsDirectory.appendingPathComponent("copyOfCloudContainer", isDirectory: false) }

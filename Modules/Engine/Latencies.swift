@@ -26,54 +26,60 @@ public struct LatencySample: Codable, Sendable, Equatable {
     }
 }
 
-/// The persistent list of samples: `latencies.json` in the device root. Times are kept to the
-/// millisecond (ISO 8601 with fractional seconds; files with whole seconds still read).
+/// The persistent list of samples: `latencies.jsonl` in the device root, one JSON object a
+/// line, appended. Recording a sample costs one `write(2)` however many there are (the ping
+/// stunt records one per round, on the path of its answer), and two processes of the device
+/// (the TUI and the daemon) may both append: each batch is one `O_APPEND` write. Samples are
+/// not fsynced: a crash may lose the last few, never the file. `at` is milliseconds since 1970.
+/// A `latencies.json` array left by earlier versions is read too.
 public struct LatencyLog: Sendable {
     public let url: URL
 
     public init(url: URL) { self.url = url }
 
+    /// Every sample, oldest first; lines that do not decode (a torn last line) are skipped.
     public func read() -> [LatencySample] {
-        guard let data = try? AtomicFile.read(url) else { return [] }
-        return (try? Self.decoder.decode([LatencySample].self, from: data)) ?? []
+        var samples: [LatencySample] = []
+        let legacy = url.deletingPathExtension().appendingPathExtension("json")
+        if legacy != url, let data = try? AtomicFile.read(legacy),
+           let old = try? Self.legacyDecoder.decode([LatencySample].self, from: data) {
+            samples += old
+        }
+        guard let data = try? AtomicFile.read(url, limit: 1 << 30) else { return samples }
+        let decoder = Self.decoder
+        for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
+            if let sample = try? decoder.decode(LatencySample.self, from: Data(line)) { samples.append(sample) }
+        }
+        return samples
     }
 
-    /// Adds samples. Two processes of the device (the TUI and the daemon, say) may both
-    /// record: the read-modify-write holds a lock beside the file, so neither loses the other's.
     public func append(_ samples: [LatencySample]) throws {
         guard !samples.isEmpty else { return }
-        let lock = try FileLock(url: url.appendingPathExtension("lock"))
-        try lock.withLock {
-            let all = read() + samples
-            try AtomicFile.write(try Self.encoder.encode(all), to: url)
-        }
-    }
-
-    private static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(preciseFormatter().string(from: date))
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        var lines = Data()
+        for sample in samples {
+            lines += try encoder.encode(sample)
+            lines.append(UInt8(ascii: "\n"))
         }
-        return encoder
+        let fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileIOError(path: url.path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        let written = lines.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == lines.count else { throw FileIOError(path: url.path, operation: "append", errno: written < 0 ? errno : EIO) }
     }
 
     private static var decoder: JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            let text = try container.decode(String.self)
-            if let date = preciseFormatter().date(from: text) ?? ISO8601DateFormatter().date(from: text) { return date }
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an ISO 8601 date: \(text)")
-        }
+        decoder.dateDecodingStrategy = .millisecondsSince1970
         return decoder
     }
 
-    private static func preciseFormatter() -> ISO8601DateFormatter {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
+    private static var legacyDecoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
     }
 }
 

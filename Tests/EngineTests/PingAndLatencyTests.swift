@@ -27,7 +27,7 @@ import TestSupport
         #expect(await b.pingCounts.sent == 5)
         let text = try await a.detail(created.id).text
         #expect(text.components(separatedBy: " pings").count - 1 == 10)
-        let samples = LatencyLog(url: harness.root("A").appendingPathComponent("latencies.json")).read()
+        let samples = LatencyLog(url: DeviceRoot(url: harness.root("A")).latenciesURL).read()
         #expect(samples.count >= 5)
         #expect(samples.allSatisfy { $0.fromName == "B" && $0.document == created.id })
         #expect(samples.contains { $0.roundTripMs != nil })
@@ -80,7 +80,7 @@ import TestSupport
         await b.sync()
         await b.waitForPendingPing()
         #expect(await b.pingCounts.sent == 0)
-        #expect(LatencyLog(url: harness.root("B").appendingPathComponent("latencies.json")).read().count == 1)
+        #expect(LatencyLog(url: DeviceRoot(url: harness.root("B")).latenciesURL).read().count == 1)
     }
 
     /// Edits that waited while nobody inspected are a backlog, not a trip: counting them would
@@ -100,7 +100,7 @@ import TestSupport
         await b.waitForPendingPing()
         #expect(try await b.detail(created.id).text.hasSuffix(" not looking B pings"))
         #expect(await b.pingCounts.sent == 1)
-        let log = LatencyLog(url: harness.root("B").appendingPathComponent("latencies.json"))
+        let log = LatencyLog(url: DeviceRoot(url: harness.root("B")).latenciesURL)
         #expect(log.read().isEmpty)
         try await a.appendText(created.id, " now")
         harness.clock.advance(0.0125)
@@ -147,10 +147,10 @@ import TestSupport
         #expect(svg.contains("100 samples"))
     }
 
-    @Test func theLogKeepsMillisecondsAndReadsOlderWholeSecondFiles() throws {
+    @Test func theLogKeepsMillisecondsAndReadsOlderFiles() throws {
         let folder = try TemporaryDirectory("latency-log")
         defer { folder.remove() }
-        let log = LatencyLog(url: folder.appending("latencies.json"))
+        let log = LatencyLog(url: folder.appending("latencies.jsonl"))
         let at = Date(timeIntervalSince1970: 1_700_000_000.123)
         let sample = LatencySample(at: at, document: DocumentID(Fixed.uuid(1)), fromDevice: Fixed.device(2), fromName: "B", oneWayMs: 1.5, roundTripMs: nil)
         try log.append([sample])
@@ -158,9 +158,18 @@ import TestSupport
         let read = log.read()
         #expect(read.count == 2)
         #expect(abs((read.first?.at.timeIntervalSince1970 ?? 0) - at.timeIntervalSince1970) < 0.001)
+        // A torn last line (a process killed mid-append) costs that sample only.
+        let handle = try FileHandle(forWritingTo: log.url)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"at":17000"#.utf8))
+        try handle.close()
+        #expect(log.read().count == 2)
+        // The array earlier versions wrote beside it is read first.
         let older = #"[{"at":"2026-11-20T10:00:35Z","document":"00000001-0000-4000-8000-000000000000","fromDevice":"0000d002-0000-4000-8000-000000000000","fromName":"B","oneWayMs":3}]"#
-        try Data(older.utf8).write(to: log.url)
-        #expect(log.read().count == 1)
+        try Data(older.utf8).write(to: folder.appending("latencies.json"))
+        let all = log.read()
+        #expect(all.count == 3)
+        #expect(all.first?.oneWayMs == 3)
     }
 
     @Test func oneOutlierDoesNotFlattenThePicture() {

@@ -195,7 +195,7 @@ struct TUITests {
             LatencySample(at: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), document: document,
                           fromDevice: peer, fromName: "peer", oneWayMs: ms, roundTripMs: nil)
         }
-        try LatencyLog(url: rootA.appendingPathComponent("latencies.json")).append(samples)
+        try LatencyLog(url: DeviceRoot(url: rootA).latenciesURL).append(samples)
         let tmux = try startTUI()
         defer { tmux.kill() }
         try await tmux.waitFor("q quit")
