@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Model
 import Synchronization
 import Sync
 
@@ -8,7 +9,7 @@ import Sync
 /// elsewhere), a timer asks for a full pass every `interval` as a safety net, and hints that
 /// land while a pass runs are coalesced into the next one. Runs until its task is cancelled.
 func runLiveSync(_ library: DocumentLibrary, container: URL?, interval: Duration, passes: SyncPassCounter) async {
-    let loop = SyncLoop()
+    let loop = SyncLoop(device: library.identity.id)
     let watching = WatcherSlot()
     /// (Re)starts the watcher: at start, and when the container comes back after being gone
     /// (its watches died with the old folder).

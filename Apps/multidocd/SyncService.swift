@@ -22,7 +22,7 @@ struct SyncService: Service {
     var now: @Sendable () -> Date = Date.init
 
     func run() async throws {
-        let loop = SyncLoop()
+        let loop = SyncLoop(device: library.identity.id)
         let containerWatch = ContainerWatch(container: container, loop: loop, logger: logger)
         containerWatch.ensure()
         var documentsWatcher: ContainerWatcher?
@@ -112,7 +112,7 @@ struct SyncService: Service {
                 if report.cloudAvailable { containerWatch.ensure() }
                 let counts = await library.pingCounts
                 (status.pingsSent, status.pingsAnswered) = (counts.sent, counts.answered)
-                status.documents = root.records().count
+                status.documents = root.recordCount()
                 if inspected, status.inspecting == nil, let query = options.inspect {
                     status.inspecting = (try? await library.resolve(query)).map { "\($0.name) (\($0.id))" } ?? query
                 }

@@ -84,10 +84,17 @@ public struct DeviceRoot: Sendable {
     /// Every local document record.
     public func records() -> [LocalDocumentRecord] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: documentsDirectory.path)) ?? []
+        let decoder = JSONDecoder.multidoc
         return names.compactMap(DocumentID.init).compactMap { id in
             guard let data = try? AtomicFile.read(recordURL(id)) else { return nil }
-            return try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data)
+            return try? decoder.decode(LocalDocumentRecord.self, from: data)
         }
+    }
+
+    /// How many documents have a record, without reading them (the daemon's status, per pass).
+    public func recordCount() -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: documentsDirectory.path)) ?? []
+        return names.compactMap(DocumentID.init).filter { access(recordURL($0).path, F_OK) == 0 }.count
     }
 
     public func record(_ id: DocumentID) -> LocalDocumentRecord? {

@@ -27,6 +27,10 @@ extension DocumentLibrary {
     /// updates come in a burst (the seed: "It waits a short time"). Subtracted from round trips.
     public static let burstWindow: Duration = .milliseconds(20)
 
+    /// Changes committed more than this before inspecting began are a backlog: imported and
+    /// answered, not measured.
+    static let backlogGrace: TimeInterval = 2
+
     /// Starts inspecting a document (the detail view is open on it), or stops with nil. With
     /// EnablePing on, imported changes to it are answered with a ping, `rounds` times at most.
     public func inspect(_ id: DocumentID?, rounds: Int? = nil) {
@@ -61,7 +65,9 @@ extension DocumentLibrary {
         var samples: [LatencySample] = []
         for (index, log) in logs.enumerated() {
             // A backlog imported when inspecting starts would count its waiting time as latency.
-            if let since = ping.since, log.committedAt < since { continue }
+            // The grace lets in a ping a peer started just before this device looked (two
+            // daemons started together race for that).
+            if let since = ping.since, log.committedAt < since - Self.backlogGrace { continue }
             var roundTrip: Double?
             if index == logs.count - 1, let sentAt = ping.lastPingAt {
                 let burst = Double(Self.burstWindow.components.attoseconds) / 1e15 + Double(Self.burstWindow.components.seconds) * 1000

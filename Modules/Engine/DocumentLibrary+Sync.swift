@@ -216,7 +216,7 @@ extension DocumentLibrary {
         let marks = quiet.values.sorted { $0.record.id < $1.record.id }
         guard let data = try? JSONEncoder.multidoc.encode(marks) else { return }
         do {
-            try AtomicFile.write(data, to: root.quietIndexURL)
+            try AtomicFile.write(data, to: root.quietIndexURL, durable: false)  // a cache: a crash costs one slower pass
             quietChanged = false
         } catch {
             logger.debug("cannot write the quiet index", metadata: ["error": "\(error)"])

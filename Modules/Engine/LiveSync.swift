@@ -1,4 +1,5 @@
 import Foundation
+import Model
 import Sync
 
 /// Keeps a library in step while a command runs (the CLI's `sync --watch`, `inspect`, `demo`,
@@ -11,7 +12,7 @@ public func liveSync(
     _ library: DocumentLibrary, container: URL?, documents: URL, interval: Duration = .milliseconds(500),
     until done: @escaping @Sendable () async -> Bool
 ) async {
-    let loop = SyncLoop()
+    let loop = SyncLoop(device: library.identity.id)
     var watchers: [ContainerWatcher] = []
     var forwarders: [Task<Void, Never>] = []
     if let container, let watcher = try? ContainerWatcher(root: container) {

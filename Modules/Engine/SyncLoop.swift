@@ -22,18 +22,25 @@ public final class SyncLoop: Sendable {
     private let state = Mutex(State())
     private let wakeups: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
+    private let device: DeviceID?
 
-    /// Makes a loop with one full pass pending.
-    public init() {
+    /// Makes a loop with one full pass pending. Container events for `device`'s own files (this
+    /// device's) are not passes.
+    public init(device: DeviceID? = nil) {
+        self.device = device
         (wakeups, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         continuation.yield()
     }
 
     /// Notes a watcher event seen under the container `root`: a targeted pass for the document
-    /// it names, or a full pass if it names none.
+    /// it names, or a full pass if it names none; nothing for this device's own files.
     public func noteContainer(_ event: ContainerWatcher.Event, root: URL) {
-        state.withLock { $0.pending.add(event, container: root) }
-        continuation.yield()
+        let woke = state.withLock { state -> Bool in
+            let before = state.pending
+            state.pending.add(event, container: root, ignoring: device)
+            return state.pending != before
+        }
+        if woke { continuation.yield() }
     }
 
     /// Notes a watcher event seen under the device's `Documents` folder (a save, a new or

@@ -17,7 +17,11 @@ public enum AtomicFile {
     /// Writes `data` to `url` atomically and durably: after a crash the file holds either the old
     /// or the new contents, never a mix. Files are created with mode 0600.
     /// - Throws: ``FileIOError`` naming the path and the failing step.
-    public static func write(_ data: Data, to url: URL, mode: mode_t = 0o600) throws(FileIOError) {
+    ///
+    /// `durable: false` skips both fsyncs: the file is still replaced whole (a reader sees the
+    /// old or the new contents), but a crash may leave the old one. For files that are rewritten
+    /// all the time and worth nothing after a crash, like the daemon's status.
+    public static func write(_ data: Data, to url: URL, mode: mode_t = 0o600, durable: Bool = true) throws(FileIOError) {
         let directory = url.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(
             "\(temporaryPrefix)\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))", isDirectory: false)
@@ -45,7 +49,7 @@ public enum AtomicFile {
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "write", errno: code)
         }
-        if fsync(fd) != 0 {
+        if durable, fsync(fd) != 0 {
             let code = errno
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "fsync", errno: code)
@@ -61,7 +65,7 @@ public enum AtomicFile {
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "rename", errno: code)
         }
-        try syncDirectory(directory)
+        if durable { try syncDirectory(directory) }
     }
 
     /// Writes `data` to `url` only if nothing is there yet (write-once files). Returns false when a

@@ -14,6 +14,19 @@ public enum ContainerFiles {
     /// Syncthing's `<name>.sync-conflict-<date>-<time>-<device>.<ext>` and similar copies.
     /// The write-once layout never causes them; if one appears it is reported, not imported.
     public static func isConflictCopy(_ name: String) -> Bool {
-        name.contains(".sync-conflict-") || name.contains(" (conflicted copy") || name.contains("(Conflict")
+        let bytes = Array(name.utf8)
+        return conflictMarkers.contains { contains(bytes, $0) }
+    }
+
+    private static let conflictMarkers = [".sync-conflict-", " (conflicted copy", "(Conflict"].map { Array($0.utf8) }
+
+    /// A plain byte search: `String.contains` goes through the generic string-processing path,
+    /// slow enough to show when every name of a busy folder is checked on every pass.
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == first {
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
     }
 }

@@ -30,6 +30,25 @@ import TestSupport
         #expect(batches.last?.target == [one, two])
     }
 
+    /// This device's own logs, info file and baselines never need importing here: a pass for
+    /// them found nothing and held the next peer's log back.
+    @Test func ownFilesAreNotPassesButPeersFilesAre() {
+        let me = Fixed.device(1), peer = Fixed.device(2)
+        let doc = DocumentID(Fixed.uuid(7))
+        let base = container.appendingPathComponent("documents/\(doc)")
+        var batch = ChangeBatch()
+        for path in ["logs/\(me)/0000000000000003.log", "logs/\(me)", "info-\(me).json", "baselines/\(me)-3.json"] {
+            batch.add(.changed(base.appendingPathComponent(path)), container: container, ignoring: me)
+        }
+        #expect(batch.isEmpty)
+        batch.add(.changed(base.appendingPathComponent("logs/\(peer)/0000000000000001.log")), container: container, ignoring: me)
+        #expect(batch.target == [doc])
+        var other = ChangeBatch()
+        other.add(.changed(base.appendingPathComponent("info-\(peer).json")), container: container, ignoring: me)
+        other.add(.changed(base.appendingPathComponent("baselines/\(peer)-9.json")), container: container, ignoring: me)
+        #expect(other.target == [doc])
+    }
+
     @Test func aFullPassRequestWinsOverTargetedHints() async {
         let loop = SyncLoop()
         var targets: [Set<DocumentID>?] = []
