@@ -129,6 +129,10 @@ public struct LocalDocumentRecord: Codable, Sendable, Equatable {
     public var location: DocumentLocation
     public var createdAt: Date
     public var createdBy: DeviceID
+    /// The container identity the document was shared under (nil for local documents, and in
+    /// records of earlier versions). A device adopting a reset container keeps in the cloud
+    /// only what was shared under the identity it adopts.
+    public var container: UUID?
 }
 
 extension JSONEncoder {

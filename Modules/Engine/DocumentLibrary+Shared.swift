@@ -27,9 +27,11 @@ extension DocumentLibrary {
     public func sharedDocument(id: DocumentID, name: DocumentName, seed: [SeedObject]) async throws -> DocumentSummary {
         if let record = root.record(id) { return await summary(of: record) }
         let useCloud = settings.useCloud && replicator != nil
+        if useCloud { await checkContainerOnce() }
         let record = LocalDocumentRecord(
             id: id, name: name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .created,
-            location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id)
+            location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id,
+            container: useCloud ? containerID : nil)
         let document = try await openDocument(record, create: true)
         try root.save(record)
         if useCloud, let replicator = cloud { _ = try? replicator.importPending(id, into: document.store) }

@@ -47,6 +47,7 @@ extension DocumentLibrary {
             do {
                 guard try await checkIdentity(container, report: &report) else { return report }
                 identityChecked = true
+                containerID = (try? root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID))?.containerID
                 if containerRefusal != nil {
                     containerRefusal = nil
                     logger.notice("syncing with the container again", metadata: ["path": "\(container.root.path)"])
@@ -89,6 +90,8 @@ extension DocumentLibrary {
         let candidates = only.map { Array($0) } ?? container.documentIDs()
         for id in candidates where !known.contains(id) && tombstones[id] == nil {
             if only != nil, !container.tombstones(of: id).isEmpty { continue }
+            // A folder of the container before a reset, still in this replica: not a document here.
+            if container.isLeftOver(id, inForce: containersInForce) { continue }
             guard let info = container.infos(id).first else {
                 if only == nil, let problem = container.symlinkProblem(container.documentDirectory(id).appendingPathComponent("logs", isDirectory: false)) {
                     report.quarantined.append("\(container.documentDirectory(id).path): \(problem)")
@@ -97,7 +100,7 @@ extension DocumentLibrary {
             }
             let record = LocalDocumentRecord(
                 id: id, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
-                location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy)
+                location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy, container: info.container ?? containerID)
             do {
                 _ = try await openDocument(record, create: true, forPass: true)
                 try root.save(record)
@@ -253,6 +256,9 @@ extension DocumentLibrary {
         }
         let current = Container.elect(identities)
         let replaced = Container.replacedIDs(identities)
+        // In force: every identity present that no reset replaced (both sides of a seeding race).
+        let inForce = Set(identities.map(\.containerID)).subtracting(replaced)
+        containersInForce = inForce
         let hasCloudDocuments = root.records().contains { $0.location == .cloud }
         if let remembered = device.containerID {
             if current?.containerID == remembered { return true }
@@ -279,15 +285,22 @@ extension DocumentLibrary {
             logger.warning("container identity changed", metadata: ["remembered": "\(remembered)", "found": "\(found ?? "none")"])
             switch configuration.onContainerChange(message) {
             case .adoptNew:
-                let present = Set(container.documentIDs())
-                for var record in root.records() where record.location == .cloud && !present.contains(record.id) {
+                // What was shared under another identity stays behind: folders of the old
+                // container may still be in this replica, so a record says where it was shared
+                // (records of earlier versions fall back on what the replica holds).
+                let adoptedID = current?.containerID ?? configuration.newUUID()
+                let present = Set(container.documentIDs().filter { !container.isLeftOver($0, inForce: [adoptedID]) })
+                for var record in root.records() where record.location == .cloud
+                    && !(record.container.map { $0 == adoptedID } ?? present.contains(record.id)) {
                     await closeDocument(record.id)
                     record.location = .local
+                    record.container = nil
                     try root.save(record)
                     report.problems.append("\(record.name) is not in the new container; kept as a local document")
                 }
                 let adopted = try current ?? container.seedIdentity(
-                    device: identity.id, now: configuration.now(), newID: configuration.newUUID(), replacing: [remembered])
+                    device: identity.id, now: configuration.now(), newID: adoptedID, replacing: [remembered])
+                containersInForce = [adopted.containerID]
                 device.containerID = adopted.containerID
                 try root.saveDevice(device)
                 return true

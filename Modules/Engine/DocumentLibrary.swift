@@ -80,6 +80,11 @@ public actor DocumentLibrary {
     /// outbox; nothing is read from or written to that container until the identity this device
     /// knows comes back or the user adopts the new one (Docs/DECISIONS.md).
     public internal(set) var containerRefusal: String?
+    /// The container identity this device syncs with, and every identity in force (present and
+    /// not replaced by a reset; both sides of a seeding race), as of the last identity check.
+    /// Documents published under any other identity are left-overs of a reset container.
+    var containerID: UUID?
+    var containersInForce: Set<UUID> = []
     /// Documents a full pass found with nothing to do, and the folder and store stamps it saw
     /// then: later full passes skip them while the stamps stay the same (see `+Sync`).
     var quiet: [DocumentID: QuietMark] = [:]
@@ -211,9 +216,11 @@ public actor DocumentLibrary {
         let name = name ?? DefaultNaming.nextName(after: records.map(\.name))
         let kind = store ?? StoreKind(rawValue: settings.store) ?? .sqlite
         let useCloud = settings.useCloud && replicator != nil
+        if useCloud { await checkContainerOnce() }
         let record = LocalDocumentRecord(
             id: id ?? DocumentID(configuration.newUUID()), name: name, store: kind, origin: .created,
-            location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id)
+            location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id,
+            container: useCloud ? containerID : nil)
         let changes: [Change] = [
             .insert(ObjectID(configuration.newUUID().uuidString.lowercased()), entity: Entity.textEntry, attributes: [
                 Entity.TextEntry.text: .string(identity.creationText),
@@ -431,12 +438,20 @@ public actor DocumentLibrary {
         }
     }
 
+    /// Checks the container's identity if this process has not yet (seeding it if the container
+    /// is new), so that what is published names the container it goes into.
+    func checkContainerOnce() async {
+        guard replicator != nil, !identityChecked else { return }
+        await sync(documents: [])
+    }
+
     func publish(_ document: OpenDocument, baseline: Bool = false) throws {
         guard replicator != nil else { return }
         let replicator = try usableCloud()
         let info = DocumentInfo(
             document: document.record.id, name: document.record.name, createdBy: document.record.createdBy,
-            createdByName: identity.name, createdAt: document.record.createdAt, store: document.record.store)
+            createdByName: identity.name, createdAt: document.record.createdAt, store: document.record.store,
+            container: containerID)
         try replicator.publish(info, store: document.store, baseline: baseline)
     }
 
@@ -522,7 +537,9 @@ public actor DocumentLibrary {
             let fresh = try rekeyAsLocal(record, contents: contents)
             return try await moveToCloud(fresh)
         }
+        await checkContainerOnce()
         record.location = .cloud
+        record.container = containerID
         try root.save(record)
         await handler.close(id)
         let document = try await open(record)
@@ -586,6 +603,7 @@ public actor DocumentLibrary {
         var copy = record
         copy.id = DocumentID(configuration.newUUID())
         copy.location = .local
+        copy.container = nil
         copy.origin = .created
         copy.createdBy = identity.id
         try root.save(copy)

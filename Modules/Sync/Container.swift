@@ -275,6 +275,16 @@ public struct Container: Sendable {
             .sorted { ($0.createdAt, $0.createdBy) < ($1.createdAt, $1.createdBy) }
     }
 
+    /// Whether a document's folder is left over from a container that was reset: it has info
+    /// files and every one names a container identity other than those in force (`inForce`:
+    /// the identities present that no reset replaced). Info files without a container (written
+    /// by earlier versions) never make a left-over.
+    public func isLeftOver(_ id: DocumentID, inForce: Set<UUID>) -> Bool {
+        guard !inForce.isEmpty else { return false }
+        let infos = infos(id)
+        return !infos.isEmpty && infos.allSatisfy { info in info.container.map { !inForce.contains($0) } ?? false }
+    }
+
     /// Stamps of a document's folders (the document folder, `logs/`, each `logs/<device>/`,
     /// `baselines/`). Files in the container are written once and renamed into place, so a new,
     /// removed or renamed file changes one of them: equal signatures mean nothing arrived.

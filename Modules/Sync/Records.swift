@@ -32,8 +32,17 @@ public struct DocumentInfo: Codable, Sendable, Hashable {
     public var createdByName: String
     public var createdAt: Date
     public var store: StoreKind
+    /// The container identity in force when the document was published (absent in files of
+    /// earlier versions). After a reset, a replica may still hold folders of the old container
+    /// for a while; their info files name a replaced identity, so nobody takes them for
+    /// documents of the new one.
+    public var container: UUID?
 
-    public init(document: DocumentID, name: DocumentName, createdBy: DeviceID, createdByName: String, createdAt: Date, store: StoreKind) {
+    public init(
+        document: DocumentID, name: DocumentName, createdBy: DeviceID, createdByName: String, createdAt: Date, store: StoreKind,
+        container: UUID? = nil
+    ) {
+        self.container = container
         self.format = Container.formatVersion
         self.document = document
         self.name = name
