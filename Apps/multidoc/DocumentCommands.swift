@@ -56,10 +56,12 @@ func adoptHint(_ problem: String) -> String {
         : ""
 }
 
-func reportSync(_ report: SyncReport, json: Bool, except error: EngineError? = nil) {
+/// Holds a pass's warnings until the command ends (``PassWarnings``), which drops the one that
+/// repeats the command's error.
+func reportSync(_ report: SyncReport, json: Bool) {
     guard !json else { return }
     for note in report.quarantined { PassWarnings.pending.add(note) }
-    for problem in report.problems where problem != error?.description {
+    for problem in report.problems {
         PassWarnings.pending.add(problem + adoptHint(problem))
     }
 }

@@ -46,7 +46,7 @@ struct SyncCommand: AsyncParsableCommand {
                 try printJSON(output)
             } else {
                 print("imported \(report.importedLogs) logs, exported \(report.exportedLogs), discovered \(report.discovered.count), removed \(report.removed.count)")
-                reportSync(report, json: false, except: report.containerError)
+                reportSync(report, json: false)
             }
             // Nothing was synced: say why once, and exit with its code (7, or 8 for a newer format).
             if let error = report.containerError {

@@ -405,7 +405,7 @@ public actor DocumentLibrary {
         let replicator = replicator
             ?? Replicator(container: Container(root: root.url.appendingPathComponent(".no-container", isDirectory: false)), device: identity, now: configuration.now)
         if ship, containerRefusal == nil { _ = try? replicator.importPending(id, into: document.store) }
-        let committed = try replicator.commit(document: id, to: document.store, ship: ship && self.replicator != nil, makeChanges)
+        let committed = try replicator.commit(document: id, to: document.store, ship: ship, makeChanges)
         document.invalidate()
         emit(.objectsDidChange(id, ChangeSummary(updated: Set(committed.log.changes.map(\.id)))))
         emit(.didSave(id, committed.summary))

@@ -35,10 +35,12 @@ public final class SyncLoop: Sendable {
     /// Notes a watcher event seen under the container `root`: a targeted pass for the document
     /// it names, or a full pass if it names none; nothing for this device's own files.
     public func noteContainer(_ event: ContainerWatcher.Event, root: URL) {
+        // A batch only grows, so comparing its size tells whether the event added anything
+        // (copying the batch to compare it would cost a set copy per event in a burst).
         let woke = state.withLock { state -> Bool in
-            let before = state.pending
+            let before = (state.pending.everything, state.pending.documents.count)
             state.pending.add(event, container: root, ignoring: device)
-            return state.pending != before
+            return (state.pending.everything, state.pending.documents.count) != before
         }
         if woke { continuation.yield() }
     }

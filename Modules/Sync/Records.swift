@@ -34,8 +34,8 @@ public struct DocumentInfo: Codable, Sendable, Hashable {
     public var store: StoreKind
     /// The container identity in force when the document was published (absent in files of
     /// earlier versions). After a reset, a replica may still hold folders of the old container
-    /// for a while; their info files name a replaced identity, so nobody takes them for
-    /// documents of the new one.
+    /// for a while; their info files name an identity that is no longer in force, so nobody
+    /// takes them for documents of the new one (``Container/isLeftOver(_:inForce:)``).
     public var container: UUID?
 
     public init(
