@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO", logging], path: "Modules/Sync"),
         .target(
             name: "Engine",
-            dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", logging, hdrHistogram],
+            dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", logging, hdrHistogram, serviceLifecycle],
             path: "Modules/Engine"
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),

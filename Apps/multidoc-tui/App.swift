@@ -75,12 +75,13 @@ final class TUIApp {
             for await event in events { inbox.push(event) }
         }
         let library = library
-        let container = device.setup.container
         let interval = syncInterval
         let passes = passes
-        let sync = Task.detached {
-            await runLiveSync(library, container: container, interval: interval, passes: passes)
+        let live = LiveSync(library: library, configuration: .init(rescanInterval: interval)) { _ in
+            passes.increment()
+            return .goOn
         }
+        let sync = Task.detached { try? await live.run() }
         await refreshList()
         if device.setup.container == nil {
             show("no container (--container or MULTIDOC_CONTAINER): documents stay on this device")

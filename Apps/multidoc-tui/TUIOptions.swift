@@ -55,8 +55,8 @@ struct TUIOptions: ParsableCommand {
     @Option(name: .customLong("syncthing-config"), help: ArgumentHelp("Syncthing's config.xml: address, key and folder not given otherwise are read from it.", valueName: "path"))
     var syncthingConfig: String?
 
-    @Option(name: .customLong("sync-interval"), help: ArgumentHelp("Seconds between safety-net sync passes (inotify triggers the others).", valueName: "seconds"))
-    var syncInterval: Double = 2
+    @Option(name: .customLong("sync-interval"), help: ArgumentHelp("Seconds between safety-net full passes (the watchers trigger the others; default 600).", valueName: "seconds"))
+    var syncInterval: Double = 600
 
     /// Settings given as flags, parsed.
     func settingFlags() throws(SettingsError) -> [SettingKey: SettingValue] {

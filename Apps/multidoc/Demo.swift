@@ -84,13 +84,16 @@ struct Demo: AsyncParsableCommand {
             await b.inspect(created.id, rounds: pingRounds)
             try await b.startPing()
             let deadline = clock.now + .seconds(30)
-            async let pingA: Void = liveSync(a, container: container, documents: setupA.root.documentsDirectory, interval: .milliseconds(200)) {
-                await a.pingFinished || clock.now > deadline
+            func live(_ library: DocumentLibrary) -> LiveSync {
+                // The rescan is a safety net here too; a short one ends the ping if a peer's
+                // last answer never comes.
+                LiveSync(library: library, configuration: .init(rescanInterval: .milliseconds(200))) { _ in
+                    await library.pingFinished || clock.now > deadline ? .stop : .goOn
+                }
             }
-            async let pingB: Void = liveSync(b, container: container, documents: setupB.root.documentsDirectory, interval: .milliseconds(200)) {
-                await b.pingFinished || clock.now > deadline
-            }
-            _ = await (pingA, pingB)
+            async let pingA: Void = live(a).run()
+            async let pingB: Void = live(b).run()
+            _ = try await (pingA, pingB)
             await a.sync()
             await b.sync()
             let sentA = await a.pingCounts.sent

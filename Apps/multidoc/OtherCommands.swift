@@ -30,7 +30,8 @@ struct SyncCommand: AsyncParsableCommand {
                 let printer = Task {
                     for await event in events { print(describe(event)); fflush(nil) }
                 }
-                await liveSync(library, container: setup.container, documents: setup.root.documentsDirectory) { false }
+                _ = setup
+                try await LiveSync(library: library).run()
                 printer.cancel()
                 return
             }
@@ -225,10 +226,11 @@ struct Inspect: AsyncParsableCommand {
             await library.inspect(record.id, rounds: pingRounds)
             if startPing { try await library.startPing() }
             let rounds = pingRounds
-            await liveSync(library, container: setup.container, documents: setup.root.documentsDirectory) {
-                guard rounds != nil else { return false }
-                return await library.pingFinished
-            }
+            _ = setup
+            try await LiveSync(library: library) { _ in
+                guard rounds != nil else { return .goOn }
+                return await library.pingFinished ? .stop : .goOn
+            }.run()
             await library.closeAll()
             let counts = await library.pingCounts
             print("pings sent: \(counts.sent), answered: \(counts.answered)")

@@ -66,7 +66,7 @@ struct DaemonOptions: Sendable {
             }
             rescanInterval = .milliseconds(Int64((seconds * 1000).rounded()))
         } else {
-            rescanInterval = .seconds(5)
+            rescanInterval = .seconds(600)
         }
 
         if let raw = command.autosaveInterval {

@@ -85,7 +85,7 @@ struct Multidocd: AsyncParsableCommand {
     @Flag(name: .customLong("start-ping"), help: "Save a first ping to the inspected document after the first sync pass.")
     var startPing = false
 
-    @Option(name: .customLong("rescan-interval"), help: ArgumentHelp("Seconds between full rescans, the safety net under inotify (default 5).", valueName: "seconds"))
+    @Option(name: .customLong("rescan-interval"), help: ArgumentHelp("Seconds between full rescans, the safety net under inotify (default 600).", valueName: "seconds"))
     var rescanInterval: String?
 
     @Option(name: .customLong("autosave-interval"), help: ArgumentHelp("With FastSave off, seconds between shipping saved logs (default 2).", valueName: "seconds"))

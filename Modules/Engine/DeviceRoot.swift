@@ -12,6 +12,7 @@ import Storage
 /// <root>/Documents/<uuid>/<name>/store.*   the document's store (UUID precedes the name, seed 000)
 /// <root>/Documents/copyOfCloudContainer/   CopyContainerOnSegue's copy
 /// <root>/latencies.jsonl                   recorded sync latencies (one sample a line)
+/// <root>/catalog                           records and quiet documents, a cache (DocumentCatalog)
 /// ```
 public struct DeviceRoot: Sendable {
     public let url: URL
@@ -24,8 +25,8 @@ public struct DeviceRoot: Sendable {
     public var documentsDirectory: URL { url.appendingPathComponent("Documents", isDirectory: false) }
     public var deviceFileURL: URL { url.appendingPathComponent("device.json", isDirectory: false) }
     public var latenciesURL: URL { url.appendingPathComponent("latencies.jsonl", isDirectory: false) }
-    /// Documents the last full passes found quiet (a cache: deleting it costs one slower pass).
-    public var quietIndexURL: URL { url.appendingPathComponent("quiet-index.json", isDirectory: false) }
+    /// The catalog of records and quiet documents (a cache: deleting it costs one slower pass).
+    public var catalogURL: URL { url.appendingPathComponent("catalog", isDirectory: false) }
     public var copyOfContainerURL: URL { documentsDirectory.appendingPathComponent("copyOfCloudContainer", isDirectory: false) }
     public var daemonLockURL: URL { url.appendingPathComponent("multidocd.lock", isDirectory: false) }
     public var daemonStatusURL: URL { url.appendingPathComponent("multidocd.status.json", isDirectory: false) }

@@ -25,7 +25,7 @@ extension DocumentLibrary {
     /// global identifiers (as Ensembles does), so two devices that seeded it before they saw
     /// each other end with one copy of the seed objects, not two.
     public func sharedDocument(id: DocumentID, name: DocumentName, seed: [SeedObject]) async throws -> DocumentSummary {
-        if let record = root.record(id) { return await summary(of: record) }
+        if let record = localRecord(id) { return await summary(of: record) }
         let useCloud = settings.useCloud && replicator != nil
         if useCloud { await checkContainerOnce() }
         let record = LocalDocumentRecord(
@@ -33,7 +33,7 @@ extension DocumentLibrary {
             location: useCloud ? .cloud : .local, createdAt: configuration.now(), createdBy: identity.id,
             container: useCloud ? containerID : nil)
         let document = try await openDocument(record, create: true)
-        try root.save(record)
+        try saveRecord(record)
         if useCloud, let replicator = cloud { _ = try? replicator.importPending(id, into: document.store) }
         let changes = seed.map { Change.insert(ObjectID.seed($0.key), entity: $0.entity, attributes: $0.attributes) }
         try save(changes, to: document)

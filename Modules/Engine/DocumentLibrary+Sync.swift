@@ -6,20 +6,54 @@ import Storage
 import Settings
 import Sync
 
+/// What a sync pass looks at.
+enum PassScope: Sendable, Equatable {
+    /// Every document; quiet ones (stamps unchanged) cost a few `stat` calls and are skipped.
+    /// Container-wide work (tombstones, discovery, the registry) runs when its folder changed.
+    case full
+    /// Only these documents (the watcher named them); nothing container-wide.
+    case documents(Set<DocumentID>)
+    /// A command's pass: container-wide work when its folders changed, then one document.
+    case command(DocumentID?)
+
+    var isFull: Bool { self == .full }
+}
+
 extension DocumentLibrary {
     /// One sync pass: check the container and its identity, drop deleted documents, discover
-    /// new ones, then for every cloud document ship its outbox, import what is waiting, and
-    /// compact. Never throws: what went wrong is in the report and the events.
+    /// new ones, then for every cloud document that changed ship its outbox, import what is
+    /// waiting, and compact. Never throws: what went wrong is in the report and the events.
     ///
-    /// With `documents`, a targeted pass (after inotify named the documents that changed): only
-    /// those are discovered, shipped and imported; identity, tombstones, compaction and the
-    /// registry wait for the next full pass.
+    /// A document whose container folders and local store files have the stamps a pass saw when
+    /// it found the document quiet is skipped without opening its store; tombstones are read and
+    /// new documents looked for only when their folders changed. So a pass over thousands of
+    /// documents where nothing changed costs a few `stat` calls per document.
+    ///
+    /// With `documents`, a targeted pass (after the watcher named the documents that changed):
+    /// only those are discovered, shipped and imported; tombstones, compaction and the registry
+    /// wait for the next full pass.
     ///
     /// `progress`, if given, is called after each document of the pass with how many are done
     /// (front ends show it for long passes: a first sync of many documents, a large backlog).
     @discardableResult
     public func sync(documents only: Set<DocumentID>? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil) async -> SyncReport {
+        await pass(only.map { .documents($0) } ?? .full, progress: progress)
+    }
+
+    /// A command's pass: brings `document` up to date (ships its outbox, imports what waits for
+    /// it) and learns cheaply what else is new in the container: deletes and new documents,
+    /// read only when their folders changed since this device last looked. Other documents'
+    /// new logs wait for a full pass (`multidoc sync`, `list`, or the daemon).
+    @discardableResult
+    public func refresh(_ document: DocumentID?, progress: (@Sendable (SyncProgress) -> Void)? = nil) async -> SyncReport {
+        await pass(.command(document), progress: progress)
+    }
+
+    func pass(_ scope: PassScope, progress: (@Sendable (SyncProgress) -> Void)?) async -> SyncReport {
         var report = SyncReport()
+        // Targeted passes follow single saves and must stay fast: the catalog is written by
+        // full and command passes and when the library closes.
+        defer { if case .documents = scope {} else { saveCatalog() } }
         guard let replicator else {
             report.cloudAvailable = false
             return report
@@ -38,12 +72,11 @@ extension DocumentLibrary {
             return report
         }
         if !cloudAvailable {
-            if !quiet.isEmpty { quiet = [:]; quietChanged = true }
             setCloudAvailable(true)
             emit(.cloudAvailability(available: true, detail: "container \(container.root.path) is available again"))
             logger.notice("container available again")
         }
-        if only == nil || !identityChecked {
+        if scope.isFull || !identityChecked {
             do {
                 guard try await checkIdentity(container, report: &report) else { return report }
                 identityChecked = true
@@ -61,91 +94,67 @@ extension DocumentLibrary {
             }
         }
 
+        let only: Set<DocumentID>?
+        switch scope {
+        case .full, .command: only = nil
+        case .documents(let ids): only = ids
+        }
+        if scope.isFull {
+            for copy in container.conflictCopies(in: nil) { quarantine(copy, in: &report) }
+        }
+        var discovered: [DocumentID] = []
         if only == nil {
-            for copy in container.sharedConflictCopies() {
-                report.quarantined.append("\(copy.path): conflict copy made by the replication engine, not imported")
-            }
-        }
-        let scan = only == nil ? container.scanTombstones() : (tombstones: [:], problems: [])
-        let tombstones = scan.tombstones
-        for file in scan.problems {
-            report.quarantined.append(file.description)
-            emit(.quarantined(file.description))
-            logger.warning("quarantined", metadata: ["file": "\(file.url.path)", "reason": "\(file.reason)"])
-        }
-        for record in root.records() where record.location == .cloud && tombstones[record.id] != nil {
-            await closeDocument(record.id)
-            removeLocalCopy(record)
-            report.removed.append(record.name.rawValue)
-            emit(.documentRemoved(record.id, name: record.name.rawValue))
-            logger.info("document deleted by a peer", metadata: ["name": "\(record.name)", "uuid": "\(record.id)"])
-        }
-        for id in tombstones.keys where FileManager.default.fileExists(atPath: container.documentDirectory(id).path) {
-            // A straggler log arrived after the delete: the tombstone wins.
-            container.remove(container.documentDirectory(id))
+            await applyTombstones(container, &report)
+            discovered = await discover(container, only: nil, &report)
+        } else {
+            discovered = await discover(container, only: only, &report)
         }
 
-        let records = root.records()
-        let known = Set(records.map(\.id))
-        let candidates = only.map { Array($0) } ?? container.documentIDs()
-        for id in candidates where !known.contains(id) && tombstones[id] == nil {
-            if only != nil, !container.tombstones(of: id).isEmpty { continue }
-            // A folder of the container before a reset, still in this replica: not a document here.
-            if container.isLeftOver(id, inForce: containersInForce) { continue }
-            guard let info = container.infos(id).first else {
-                if only == nil, let problem = container.symlinkProblem(container.documentDirectory(id).appendingPathComponent("logs", isDirectory: false)) {
-                    report.quarantined.append("\(container.documentDirectory(id).path): \(problem)")
-                }
-                continue
-            }
-            let record = LocalDocumentRecord(
-                id: id, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
-                location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy, container: info.container ?? containerID)
-            do {
-                _ = try await openDocument(record, create: true, forPass: true)
-                try root.save(record)
-                report.discovered.append(info.name.rawValue)
-                emit(.documentAdded(await summary(of: record)))
-                logger.info("discovered document", metadata: ["name": "\(info.name)", "uuid": "\(id)", "creator": "\(info.createdByName)"])
-            } catch {
-                report.problems.append("cannot create a local copy of \(info.name): \(error)")
-            }
-            await closeIfThePassOpened(id)
+        var passing: [LocalDocumentRecord]
+        switch scope {
+        case .full:
+            passing = allRecords().filter { $0.location == .cloud }
+        case .documents(let ids):
+            passing = ids.compactMap { localRecord($0) }.filter { $0.location == .cloud }
+        case .command(let id):
+            let ids = Set(discovered).union(id.map { [$0] } ?? [])
+            passing = ids.compactMap { localRecord($0) }.filter { $0.location == .cloud }
         }
-
-        var applied: [DocumentID: [DeviceID: UInt64]] = [:]
-        let passing = root.records().filter { $0.location == .cloud && (only?.contains($0.id) ?? true) }
+        passing.sort { $0.id < $1.id }
         var registry: [DeviceRecord]?
+        let registryChanged = scope.isFull && containerFolderChanged(container.devicesDirectory, key: "devices")
+        var appliedChanged = false
         for (index, record) in passing.enumerated() {
             defer { progress?(SyncProgress(done: index + 1, total: passing.count, importedLogs: report.importedLogs)) }
-            if only == nil, let mark = trustedQuietMark(record) {
-                applied[record.id] = mark.applied
+            if let mark = trustedQuietMark(record, container) {
                 report.skippedQuiet += 1
+                if registryChanged, mark.ownLogs > 0 {
+                    // Others may have applied this device's logs since: prune what they all have.
+                    if registry == nil { registry = container.deviceRecords() }
+                    if let registry, (try? replicator.prune(record.id, registry: registry)) ?? 0 > 0 {
+                        catalog.setQuiet(record.id, nil)
+                    }
+                }
                 continue
             }
-            if quiet.removeValue(forKey: record.id) != nil { quietChanged = true }
+            catalog.setQuiet(record.id, nil)
             do {
                 let document = try await open(record, forPass: true)
-                if record.origin == .created,
-                   !FileManager.default.fileExists(atPath: container.infoURL(record.id, device: identity.id).path) {
+                if record.origin == .created, !container.isPublished(record.id, by: identity.id) {
                     try publish(document, baseline: true)
                 }
-                let wasViewable = !(try document.read().graph.objects.isEmpty)
+                let before = try document.read()
+                let wasViewable = !before.graph.objects.isEmpty
                 report.exportedLogs += try replicator.flush(record.id, in: document.store).count
                 let imported = try replicator.importPending(record.id, into: document.store)
                 document.invalidate()
                 let contents = try document.read()
                 report.importedLogs += imported.imported.count
                 for file in imported.quarantined {
-                    report.quarantined.append(file.description)
-                    emit(.quarantined(file.description))
-                    logger.warning("quarantined", metadata: ["file": "\(file.url.path)", "reason": "\(file.reason)"])
+                    quarantine(file, in: &report)
                 }
-                let copies = container.conflictCopies(record.id)
-                for copy in copies {
-                    let note = "\(copy.path): conflict copy made by the replication engine, not imported"
-                    if !report.quarantined.contains(note) { report.quarantined.append(note) }
-                }
+                let copies = container.conflictCopies(in: record.id)
+                for copy in copies { quarantine(copy, in: &report) }
                 let fromPeers = imported.imported.filter { $0.device != identity.id }
                 if !imported.summary.isEmpty {
                     emit(.didImport(record.id, imported.summary, from: Array(Set(fromPeers.map(\.deviceName))).sorted()))
@@ -154,23 +163,26 @@ extension DocumentLibrary {
                 if !wasViewable, !contents.graph.objects.isEmpty { emit(.becameViewable(record.id)) }
                 if imported.progress.percent < 100 { emit(.downloadProgress(record.id, percent: imported.progress.percent)) }
                 if !fromPeers.isEmpty { await didImportFromPeers(record, logs: fromPeers) }
+                if contents.sync.applied != before.sync.applied { appliedChanged = true }
                 if let carried = contents.graph.carriedName, carried != record.name.rawValue,
                    let newName = try? DocumentName(carried) {
                     await closeDocument(record.id)
                     var renamed = record
                     try renameFolder(of: &renamed, to: newName)
                 }
-                if only == nil {
+                if scope.isFull {
                     if registry == nil { registry = container.deviceRecords() }
                     _ = try? replicator.compact(record.id, store: document.store, registry: registry)
                 }
-                applied[record.id] = contents.sync.applied
                 if imported.quarantined.isEmpty, !imported.waitingForGap, imported.progress.percent >= 100,
-                   contents.sync.outbox.isEmpty, copies.isEmpty, root.record(record.id) == record, let stamps = quietStamps(record, container) {
-                    quiet[record.id] = QuietMark(
-                        record: record, stamps: stamps, applied: contents.sync.applied, viewable: !contents.graph.objects.isEmpty,
-                        modified: contents.graph.textEntry?.modified, markedAt: FileStamp.now())
-                    quietChanged = true
+                   contents.sync.outbox.isEmpty, copies.isEmpty, localRecord(record.id) == record {
+                    await closeIfThePassOpened(record.id)
+                    if let stamps = quietStamps(record, container) {
+                        catalog.setQuiet(record.id, QuietMark(
+                            stamps: stamps, applied: contents.sync.applied, viewable: !contents.graph.objects.isEmpty,
+                            modified: contents.graph.textEntry?.modified,
+                            ownLogs: replicator.lowestLog(record.id) ?? 0))
+                    }
                 }
             } catch {
                 report.problems.append("\(record.name): \(error)")
@@ -178,103 +190,147 @@ extension DocumentLibrary {
             await closeIfThePassOpened(record.id)
         }
         await closeWhatThePassOpened()
-        guard only == nil else { return report }
-        saveQuietIndex(keeping: Set(passing.map(\.id)))
-        do {
-            try replicator.register(applied: applied)
-        } catch {
-            report.problems.append("\(error)")
-        }
+        guard scope.isFull else { return report }
+        await registerIfChanged(replicator, appliedChanged: appliedChanged, &report)
         return report
     }
 
-    /// How long a quiet mark is trusted: five minutes, plus up to five more spread by document
-    /// so that re-checks do not all land in one pass. Compaction and pruning depend on what
-    /// other devices registered, which a document's own folders do not show.
-    static func recheckAfter(_ id: DocumentID) -> Int64 {
-        let spread = Int64(id.uuid.uuid.15) * 300_000_000_000 / 255
-        return 300_000_000_000 + spread
+    private func quarantine(_ file: QuarantinedFile, in report: inout SyncReport) {
+        guard !report.quarantined.contains(file.description) else { return }
+        report.quarantined.append(file.description)
+        emit(.quarantined(file.description))
+        logger.warning("quarantined", metadata: ["file": "\(file.url.path)", "reason": "\(file.reason)"])
     }
 
-    /// The document's quiet mark, if it is still true: same record, same stamps, not too old.
-    func trustedQuietMark(_ record: LocalDocumentRecord) -> QuietMark? {
-        guard let mark = quiet[record.id], mark.record == record, let replicator,
-              FileStamp.now() - mark.markedAt < Self.recheckAfter(record.id),
-              quietStamps(record, replicator.container) == mark.stamps else { return nil }
-        return mark
+    /// Whether a container folder changed since this device last acted on it. The new stamp is
+    /// remembered by ``actedOn(_:key:stamp:)`` once the pass has done the work.
+    func containerFolderChanged(_ url: URL, key: String) -> Bool {
+        catalog.containerStamps[key] != FileStamp(path: url.path) || catalog.containerStamps[key] == nil
     }
 
-    static func loadQuietIndex(_ root: DeviceRoot) -> [DocumentID: QuietMark] {
-        guard let data = try? Data(contentsOf: root.quietIndexURL),
-              let marks = try? JSONDecoder.multidoc.decode([QuietMark].self, from: data) else { return [:] }
-        return Dictionary(marks.map { ($0.record.id, $0) }) { first, _ in first }
+    /// Remembers the stamp of a container folder whose contents this pass acted on, unless it
+    /// is too recent to prove anything (a change in the same tick would not show).
+    func actedOn(_ url: URL, key: String, stamp: FileStamp) {
+        let recent = FileStamp.now() - 2_000_000_000
+        catalog.setContainerStamp(key, stamp.modified > recent || stamp.modified < 0 ? nil : stamp)
     }
 
-    /// Writes the quiet marks of documents that still exist, if they changed. A failed write
-    /// only costs the next process a slower pass.
-    func saveQuietIndex(keeping ids: Set<DocumentID>) {
-        let stale = quiet.keys.filter { !ids.contains($0) }
-        for id in stale { quiet[id] = nil }
-        guard quietChanged || !stale.isEmpty else { return }
-        let marks = quiet.values.sorted { $0.record.id < $1.record.id }
-        guard let data = try? JSONEncoder.multidoc.encode(marks) else { return }
-        do {
-            try AtomicFile.write(data, to: root.quietIndexURL, durable: false)  // a cache: a crash costs one slower pass
-            quietChanged = false
-        } catch {
-            logger.debug("cannot write the quiet index", metadata: ["error": "\(error)"])
+    /// Drops local copies of documents a peer deleted (tombstones are read only when their
+    /// folder changed; a folder with a damaged tombstone is read again next time).
+    private func applyTombstones(_ container: Container, _ report: inout SyncReport) async {
+        let folder = container.tombstonesDirectory
+        let stamp = FileStamp(path: folder.path)
+        guard catalog.containerStamps["tombstones"] != stamp else { return }
+        let scan = container.applyTombstones()
+        for file in scan.problems { quarantine(file, in: &report) }
+        for record in allRecords() where record.location == .cloud && scan.deleted.contains(record.id) {
+            await closeDocument(record.id)
+            removeLocalCopy(record)
+            report.removed.append(record.name.rawValue)
+            emit(.documentRemoved(record.id, name: record.name.rawValue))
+            logger.info("document deleted by a peer", metadata: ["name": "\(record.name)", "uuid": "\(record.id)"])
         }
+        if scan.problems.isEmpty { actedOn(folder, key: "tombstones", stamp: stamp) } else { catalog.setContainerStamp("tombstones", nil) }
+    }
+
+    /// Gives every document the container has and this device does not a local record and
+    /// store (looked for only when `documents/` changed, or among `only`). Returns them.
+    private func discover(_ container: Container, only: Set<DocumentID>?, _ report: inout SyncReport) async -> [DocumentID] {
+        let folder = container.documentsDirectory
+        let stamp = FileStamp(path: folder.path)
+        if only == nil, catalog.containerStamps["documents"] == stamp { return [] }
+        let known = Set(allRecords().map(\.id))
+        let discovery = container.discover(known: known, only: only, inForce: containersInForce, deleted: [])
+        for file in discovery.problems { quarantine(file, in: &report) }
+        var found: [DocumentID] = []
+        for info in discovery.found {
+            let record = LocalDocumentRecord(
+                id: info.document, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
+                location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy, container: info.container ?? containerID)
+            do {
+                _ = try await openDocument(record, create: true, forPass: true)
+                try saveRecord(record)
+                found.append(record.id)
+                report.discovered.append(info.name.rawValue)
+                emit(.documentAdded(await summary(of: record)))
+                logger.info("discovered document", metadata: ["name": "\(info.name)", "uuid": "\(record.id)", "creator": "\(info.createdByName)"])
+            } catch {
+                report.problems.append("cannot create a local copy of \(info.name): \(error)")
+            }
+        }
+        if only == nil, discovery.problems.isEmpty, report.problems.isEmpty { actedOn(folder, key: "documents", stamp: stamp) }
+        return found
+    }
+
+    /// Writes this device's registry file when what it has applied changed (or the file is not
+    /// the one this process wrote).
+    private func registerIfChanged(_ replicator: Replicator, appliedChanged: Bool, _ report: inout SyncReport) async {
+        let registryFile = replicator.container.deviceRecordURL(identity.id)
+        let fileStamp = FileStamp(path: registryFile.path)
+        if !appliedChanged, fileStamp.modified >= 0, catalog.containerStamps["registered"] == fileStamp { return }
+        var applied: [DocumentID: [DeviceID: UInt64]] = [:]
+        for record in allRecords() where record.location == .cloud {
+            if let mark = catalog.quiet(record.id) {
+                applied[record.id] = mark.applied
+            } else if let contents = try? await peek(record) {
+                applied[record.id] = contents.sync.applied
+            }
+        }
+        do {
+            try replicator.register(applied: applied)
+            catalog.setContainerStamp("registered", FileStamp(path: registryFile.path))
+        } catch {
+            report.problems.append("\(error)")
+        }
+    }
+
+    /// The trusted quiet mark of a document: its stamps are still the ones the pass saw.
+    func trustedQuietMark(_ record: LocalDocumentRecord, _ container: Container?) -> QuietMark? {
+        guard let mark = catalog.quiet(record.id), quietStamps(record, container) == mark.stamps else { return nil }
+        return mark
     }
 
     /// The stamps that decide whether a document is still quiet: its container folders and its
     /// local store files (another process of this device saving changes them). Nil when any of
     /// them changed in the last two seconds: file times come from a coarse clock, so a change
     /// in the same tick would not show, and such a document is looked at again next time.
-    func quietStamps(_ record: LocalDocumentRecord, _ container: Container) -> [FileStamp]? {
+    func quietStamps(_ record: LocalDocumentRecord, _ container: Container?) -> [FileStamp]? {
         let store = root.storeURL(record).path
         // An empty write-ahead log holds nothing (opening a WAL store makes one): the main file's
         // stamp covers it. A commit makes it grow.
         var wal = FileStamp(path: store + "-wal")
         if wal.size == 0 { wal.modified = -1 }
-        let stamps = container.folderSignature(record.id)
-            + [FileStamp(path: store), wal, FileStamp(path: store + "-journal")]
+        let folders = record.location == .cloud ? container?.changeStamps(record.id) ?? [] : []
+        let stamps = folders + [FileStamp(path: store), wal, FileStamp(path: store + "-journal")]
         let recent = FileStamp.now() - 2_000_000_000
         return stamps.contains { $0.modified > recent } ? nil : stamps
     }
 
     /// Whether to go on syncing with this container; asks the front end's policy if its
-    /// identity changed (seed 002).
+    /// identity changed (seed 002). The container's protocol (election, seeding, adoption) is
+    /// Sync's; what to do with local records is decided here.
     private func checkIdentity(_ container: Container, report: inout SyncReport) async throws -> Bool {
         var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
-        let identities: [ContainerIdentity]
-        switch Result(catching: { () throws(SyncError) -> [ContainerIdentity] in try container.identities() }) {
-        case .success(let found):
-            identities = found
-        case .failure(let error):
+        let hasCloudDocuments = allRecords().contains { $0.location == .cloud }
+        let outcome: (check: IdentityCheck, inForce: Set<UUID>)
+        do {
+            outcome = try container.checkIdentity(
+                remembered: device.containerID, canSeed: !hasCloudDocuments, device: identity.id, now: configuration.now(),
+                newID: configuration.newUUID())
+        } catch {
             if case .unknownFormat = error.kind { throw EngineError.containerFormat(error.description) }
             throw EngineError.containerUnavailable(error.description)
         }
-        let current = Container.elect(identities)
-        let replaced = Container.replacedIDs(identities)
-        // In force: every identity present that no reset replaced (both sides of a seeding race).
-        let inForce = Set(identities.map(\.containerID)).subtracting(replaced)
-        containersInForce = inForce
-        let hasCloudDocuments = root.records().contains { $0.location == .cloud }
-        if let remembered = device.containerID {
-            if current?.containerID == remembered { return true }
-            if !replaced.contains(remembered), identities.contains(where: { $0.containerID == remembered }), let current {
-                // Two devices seeded an empty container at once; the smaller UUID wins for all.
-                device.containerID = current.containerID
+        containersInForce = outcome.inForce
+        switch outcome.check {
+        case .agreed(_, let remember):
+            if let remember {
+                device.containerID = remember
                 try root.saveDevice(device)
-                return true
             }
-            if current == nil, !hasCloudDocuments {
-                device.containerID = try container.seedIdentity(device: identity.id, now: configuration.now(), newID: configuration.newUUID()).containerID
-                try root.saveDevice(device)
-                return true
-            }
-            let found = current?.containerID.uuidString.lowercased()
-            let message = SyncError(.identityChanged(remembered: remembered.uuidString.lowercased(), found: found), path: container.root.path).description
+            return true
+        case .changed(let remembered, let found, let error):
+            let message = error.description
             if let containerRefusal, containerRefusal == message + "; staying local" {
                 // Asked already in this process, and nothing changed since.
                 report.containerError = .containerUnavailable(containerRefusal)
@@ -282,26 +338,29 @@ extension DocumentLibrary {
                 return false
             }
             emit(.containerChanged(message))
-            logger.warning("container identity changed", metadata: ["remembered": "\(remembered)", "found": "\(found ?? "none")"])
+            logger.warning("container identity changed", metadata: ["remembered": "\(remembered)", "found": "\(found?.uuidString ?? "none")"])
             switch configuration.onContainerChange(message) {
             case .adoptNew:
-                // What was shared under another identity stays behind: folders of the old
-                // container may still be in this replica, so a record says where it was shared
-                // (records of earlier versions fall back on what the replica holds).
-                let adoptedID = current?.containerID ?? configuration.newUUID()
-                let present = Set(container.documentIDs().filter { !container.isLeftOver($0, inForce: [adoptedID]) })
-                for var record in root.records() where record.location == .cloud
-                    && !(record.container.map { $0 == adoptedID } ?? present.contains(record.id)) {
+                let adopted: (identity: ContainerIdentity, shared: Set<DocumentID>)
+                do {
+                    adopted = try container.adopt(replacing: remembered, device: identity.id, now: configuration.now(), newID: configuration.newUUID())
+                } catch {
+                    throw EngineError.containerUnavailable(error.description)
+                }
+                // What was shared under another identity stays behind: a record says where it
+                // was shared (records of earlier versions fall back on what the replica holds).
+                for var record in allRecords() where record.location == .cloud
+                    && !(record.container.map { $0 == adopted.identity.containerID } ?? adopted.shared.contains(record.id)) {
                     await closeDocument(record.id)
                     record.location = .local
                     record.container = nil
-                    try root.save(record)
+                    try saveRecord(record)
                     report.problems.append("\(record.name) is not in the new container; kept as a local document")
                 }
-                let adopted = try current ?? container.seedIdentity(
-                    device: identity.id, now: configuration.now(), newID: adoptedID, replacing: [remembered])
-                containersInForce = [adopted.containerID]
-                device.containerID = adopted.containerID
+                containersInForce = [adopted.identity.containerID]
+                catalog.setContainerStamp("documents", nil)
+                catalog.setContainerStamp("tombstones", nil)
+                device.containerID = adopted.identity.containerID
                 try root.saveDevice(device)
                 return true
             case .stayLocal:
@@ -315,9 +374,5 @@ extension DocumentLibrary {
                 return false
             }
         }
-        let seeded = try current ?? container.seedIdentity(device: identity.id, now: configuration.now(), newID: configuration.newUUID())
-        device.containerID = seeded.containerID
-        try root.saveDevice(device)
-        return true
     }
 }

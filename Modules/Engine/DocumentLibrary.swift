@@ -85,11 +85,13 @@ public actor DocumentLibrary {
     /// Documents published under any other identity are left-overs of a reset container.
     var containerID: UUID?
     var containersInForce: Set<UUID> = []
-    /// Documents a full pass found with nothing to do, and the folder and store stamps it saw
-    /// then: later full passes skip them while the stamps stay the same (see `+Sync`).
-    var quiet: [DocumentID: QuietMark] = [:]
-    /// Whether `quiet` changed since it was last written to the device root.
-    var quietChanged = false
+    /// Every local record and what passes found quiet, checked by `stat` (see ``DocumentCatalog``).
+    var catalog: DocumentCatalog
+    /// Documents whose store changed since this library last shipped their outbox (saves here
+    /// with FastSave off, or by another process of the device), and the store stamps after each
+    /// document's last shipping: the autosave looks only at those that changed since.
+    var storeTouched: Set<DocumentID> = []
+    var shippedStamps: [DocumentID: [FileStamp]] = [:]
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -104,7 +106,7 @@ public actor DocumentLibrary {
             replicator = nil
         }
         handler = DocumentHandler(stores: configuration.stores, root: configuration.root)
-        quiet = Self.loadQuietIndex(configuration.root)
+        catalog = DocumentCatalog.load(configuration.root.catalogURL)
     }
 
     /// Replaces the settings in force (the daemon's SIGHUP).
@@ -134,7 +136,7 @@ public actor DocumentLibrary {
     /// The master table, sorted by name.
     public func list() async -> [DocumentSummary] {
         var result: [DocumentSummary] = []
-        for record in root.records() {
+        for record in allRecords() {
             result.append(await summary(of: record))
         }
         return result.sorted { lhs, rhs in
@@ -153,7 +155,7 @@ public actor DocumentLibrary {
             return summary
         }
         let open = await handler.isOpen(record.id)
-        if let mark = trustedQuietMark(record) {
+        if let mark = trustedQuietMark(record, cloud?.container) {
             // Nothing changed since a pass found it quiet: no need to open the store.
             summary.state = open ? .normal : .closed
             summary.viewable = mark.viewable
@@ -173,6 +175,13 @@ public actor DocumentLibrary {
                 if progress.percent < 100 { summary.state.insert(.progressAvailable) }
             } else {
                 summary.downloadPercent = 100
+                // A local document has nothing to sync: what it shows holds while its store
+                // files keep their stamps.
+                if record.location == .local, !open, let stamps = quietStamps(record, nil) {
+                    catalog.setQuiet(record.id, QuietMark(
+                        stamps: stamps, applied: contents.sync.applied, viewable: summary.viewable,
+                        modified: summary.modified, ownLogs: 0))
+                }
             }
             if !summary.viewable { summary.state.insert(.editingDisabled) }
         } catch {
@@ -186,7 +195,7 @@ public actor DocumentLibrary {
     /// - Throws: ``EngineError/unknownDocument(_:)``, or ``EngineError/ambiguousName(_:candidates:)``
     ///   when several documents share the name.
     public func resolve(_ query: String) throws(EngineError) -> LocalDocumentRecord {
-        let records = root.records()
+        let records = allRecords()
         if let id = DocumentID(query), let record = records.first(where: { $0.id == id }) { return record }
         let named = records.filter { $0.name.rawValue == query }
         if named.count == 1, let only = named.first { return only }
@@ -212,7 +221,7 @@ public actor DocumentLibrary {
     ///
     /// `id` gives the new document a known UUID (``withDocument(_:_:)`` creates one that way).
     public func create(name: DocumentName? = nil, store: StoreKind? = nil, id: DocumentID? = nil) async throws -> DocumentSummary {
-        let records = root.records()
+        let records = allRecords()
         let name = name ?? DefaultNaming.nextName(after: records.map(\.name))
         let kind = store ?? StoreKind(rawValue: settings.store) ?? .sqlite
         let useCloud = settings.useCloud && replicator != nil
@@ -238,7 +247,7 @@ public actor DocumentLibrary {
         // leaves a record whose next sync pass publishes it, never logs without an info file.
         let document = try await handler.open(record, create: true)
         try commit(changes, to: document, ship: useCloud, flush: false)
-        try root.save(record)
+        try saveRecord(record)
         if useCloud {
             // Unpublished (container unwritable), the log waits in the outbox for the pass
             // that publishes the document.
@@ -255,7 +264,7 @@ public actor DocumentLibrary {
     /// opens it if it is closed, runs at once if it is open; when several callers ask while it is
     /// being created or opened, they all wait for the same creation and open, and all run.
     public func withDocument<T: Sendable>(_ id: DocumentID, _ body: @Sendable (OpenDocument) async throws -> T) async throws -> T {
-        if root.record(id) == nil {
+        if localRecord(id) == nil {
             if let pending = creating[id] {
                 try await pending.value
             } else {
@@ -265,7 +274,7 @@ public actor DocumentLibrary {
                 try await creation.value
             }
         }
-        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard let record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         let document = try await open(record)
         return try await body(document)
     }
@@ -294,6 +303,7 @@ public actor DocumentLibrary {
         if !value { identityChecked = false }
     }
     func closeDocument(_ id: DocumentID) async { await handler.close(id) }
+    func peek(_ record: LocalDocumentRecord) async throws -> StoreContents { try await handler.peek(record) }
     func openDocument(_ record: LocalDocumentRecord, create: Bool, forPass: Bool = false) async throws -> OpenDocument {
         try await handler.open(record, create: create, forPass: forPass)
     }
@@ -306,6 +316,7 @@ public actor DocumentLibrary {
     /// Closes every open document (the seed's applicationWillTerminate: save and close).
     public func closeAll() async {
         await handler.closeAll()
+        saveCatalog()
         // A short-lived process exits next: let the nudges for what it wrote go out first.
         await configuration.containerObserver?.flush(timeout: .seconds(2))
     }
@@ -314,7 +325,7 @@ public actor DocumentLibrary {
     /// for a bug report and never keeps the document from opening: when it fails, the detail
     /// says why in `containerCopyProblem`.
     public func detail(_ id: DocumentID, segue: Bool = false) async throws -> DocumentDetail {
-        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard let record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         var copyProblem: String?
         if segue, settings.copyContainerOnSegue {
             do {
@@ -379,7 +390,7 @@ public actor DocumentLibrary {
     }
 
     private func openEditable(_ id: DocumentID) async throws -> OpenDocument {
-        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard let record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         return try await open(record)
     }
 
@@ -402,14 +413,13 @@ public actor DocumentLibrary {
         to document: OpenDocument, ship: Bool, flush: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws {
         let id = document.record.id
-        let replicator = replicator
-            ?? Replicator(container: Container(root: root.url.appendingPathComponent(".no-container", isDirectory: false)), device: identity, now: configuration.now)
-        if ship, containerRefusal == nil { _ = try? replicator.importPending(id, into: document.store) }
-        let committed = try replicator.commit(document: id, to: document.store, ship: ship, makeChanges)
+        if ship, let cloud { _ = try? cloud.importPending(id, into: document.store) }
+        let committed = try Replicator.commit(
+            document: id, device: identity, now: configuration.now, to: document.store, ship: ship, makeChanges)
         document.invalidate()
         emit(.objectsDidChange(id, ChangeSummary(updated: Set(committed.log.changes.map(\.id)))))
         emit(.didSave(id, committed.summary))
-        if ship, flush, settings.fastSave { flushQuietly(document) }
+        if ship, flush, settings.fastSave { flushQuietly(document) } else if ship { storeTouched.insert(id) }
     }
 
     /// Ships what is waiting in a document's outbox; a missing container only delays it.
@@ -431,10 +441,31 @@ public actor DocumentLibrary {
         return replicator
     }
 
-    /// Ships every outbox now (FastSave off's autosave, and shutdown).
+    /// Ships every outbox now (shutdown). Quiet documents have none and are not opened.
     public func flushAll() async {
-        for record in root.records() where record.location == .cloud {
-            if let document = try? await handler.open(record, create: false) { flushQuietly(document) }
+        for record in allRecords() where record.location == .cloud && trustedQuietMark(record, cloud?.container) == nil {
+            if let document = try? await handler.open(record, create: false, forPass: true) { flushQuietly(document) }
+            await closeIfThePassOpened(record.id)
+        }
+    }
+
+    /// Notes that a document's store changed (the watcher saw its files): with FastSave off,
+    /// the next ``shipWaitingSaves()`` looks at it.
+    public func noteStoreChange(_ id: DocumentID) { storeTouched.insert(id) }
+
+    /// Ships the outboxes of the documents whose stores changed since they were last shipped
+    /// (FastSave off's autosave tick): saves made here and by other processes of the device.
+    public func shipWaitingSaves() async {
+        guard cloud != nil else { return }
+        let touched = storeTouched
+        storeTouched = []
+        for id in touched.sorted() {
+            guard let record = localRecord(id), record.location == .cloud else { continue }
+            let before = quietStamps(record, nil)
+            if let before, shippedStamps[id] == before { continue }
+            if let document = try? await handler.open(record, create: false, forPass: true) { flushQuietly(document) }
+            await closeIfThePassOpened(id)
+            shippedStamps[id] = quietStamps(record, nil)
         }
     }
 
@@ -457,7 +488,7 @@ public actor DocumentLibrary {
 
     /// Renames a document: its folder here, and (for cloud documents) on every peer.
     public func rename(_ id: DocumentID, to newName: DocumentName) async throws {
-        guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard var record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         guard record.name != newName else { return }
         let document = try await open(record)
         try save([.insert(ObjectID.seed("document-info"), entity: Entity.documentInfo, attributes: [
@@ -475,13 +506,13 @@ public actor DocumentLibrary {
             try FileManager.default.moveItem(at: from, to: to)
         }
         record.name = newName
-        try root.save(record)
+        try saveRecord(record)
     }
 
     /// Deletes a document: its local copy, and (for a cloud document) its content in the
     /// container plus a tombstone, so every peer drops it and it never comes back.
     public func delete(_ id: DocumentID) async throws {
-        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard let record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         await handler.close(id)
         if record.location == .cloud, replicator != nil {
             let replicator = try usableCloud()
@@ -498,12 +529,51 @@ public actor DocumentLibrary {
 
     func removeLocalCopy(_ record: LocalDocumentRecord) {
         try? FileManager.default.removeItem(at: root.documentDirectory(record.id))
+        catalog.forget(record.id)
         problems[record.id] = nil
+    }
+
+    // MARK: Records
+
+    /// Every local record (checked against the record files: one `stat` each).
+    func allRecords() -> [LocalDocumentRecord] {
+        catalog.refresh(root)
+        return catalog.records
+    }
+
+    /// One local record, read again if its file changed.
+    func localRecord(_ id: DocumentID) -> LocalDocumentRecord? { catalog.refresh(id, root) }
+
+    /// Writes a record and notes it in the catalog (so the watcher's event for it is known as
+    /// this process's own write).
+    func saveRecord(_ record: LocalDocumentRecord) throws(EngineError) {
+        try root.save(record)
+        catalog.wrote(record, root)
+    }
+
+    /// Whether the record file of `id` is the one this process last read or wrote: a change
+    /// seen there is its own, or already known.
+    public func knowsRecordFile(_ id: DocumentID) -> Bool { catalog.knows(id, root) }
+
+    /// How many documents this device has (from the catalog, checked by `stat`).
+    public func documentCount() -> Int {
+        catalog.refresh(root)
+        return catalog.count
+    }
+
+    /// Writes the catalog for the next process, if it changed. A failed write costs that
+    /// process a slower first look.
+    func saveCatalog() {
+        do {
+            try catalog.save(root.catalogURL)
+        } catch {
+            logger.debug("cannot write the catalog", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Moves a document's store to the other backend (one command for the user).
     public func convert(_ id: DocumentID, to kind: StoreKind) async throws {
-        guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard var record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         guard record.store != kind else { return }
         let document = try await open(record)
         let directory = root.storeDirectory(id, name: record.name)
@@ -513,7 +583,7 @@ public actor DocumentLibrary {
         await handler.close(id)
         let oldKind = record.store
         record.store = kind
-        try root.save(record)
+        try saveRecord(record)
         try? configuration.stores.destroy(oldKind, at: directory.appendingPathComponent(oldKind.fileName, isDirectory: false))
         logger.info("converted document", metadata: ["name": "\(record.name)", "store": "\(kind)"])
     }
@@ -525,7 +595,7 @@ public actor DocumentLibrary {
     /// from the cloud before (a tombstone never expires).
     @discardableResult
     public func moveToCloud(_ id: DocumentID) async throws -> DocumentID {
-        guard var record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard var record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         guard record.location == .local else { throw EngineError.alreadyInCloud(record.name.rawValue) }
         let replicator = try usableCloud()
         do { try replicator.container.checkAvailable() } catch { throw EngineError.containerUnavailable("\(error)") }
@@ -540,7 +610,7 @@ public actor DocumentLibrary {
         await checkContainerOnce()
         record.location = .cloud
         record.container = containerID
-        try root.save(record)
+        try saveRecord(record)
         await handler.close(id)
         let document = try await open(record)
         try publish(document, baseline: true)
@@ -552,7 +622,7 @@ public actor DocumentLibrary {
     /// its tombstone).
     @discardableResult
     public func moveToLocal(_ id: DocumentID, choice: MoveToLocalChoice) async throws -> DocumentID {
-        guard let record = root.record(id) else { throw EngineError.unknownDocument(id.description) }
+        guard let record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         guard record.location == .cloud else { throw EngineError.notInCloud(record.name.rawValue) }
         switch choice {
         case .keepUsingCloud:
@@ -606,7 +676,7 @@ public actor DocumentLibrary {
         copy.container = nil
         copy.origin = .created
         copy.createdBy = identity.id
-        try root.save(copy)
+        try saveRecord(copy)
         let store = try configuration.stores.open(copy.store, at: root.storeURL(copy), create: true)
         var local = contents
         local.sync.outbox = [:]

@@ -31,19 +31,18 @@ public struct DocumentDetail: Sendable, Equatable {
 }
 
 /// What happened in the library, for front ends to show (the seed's notifications).
-/// A document a full pass found quiet: nothing to import, ship or report, with what the list
-/// shows of it. Kept in memory and in the device root's `quiet-index.json`, so that a new
-/// process (a CLI command) skips quiet documents too.
-struct QuietMark: Sendable, Codable, Equatable {
-    var record: LocalDocumentRecord
+/// A document a pass found quiet: nothing to import, ship or report, with what the master
+/// table shows of it and the stamps of its container folders and local store files then. While
+/// the stamps stay the same, passes and the list skip it without opening its store. Kept in
+/// the ``DocumentCatalog``, so that a new process (a CLI command) skips quiet documents too.
+struct QuietMark: Sendable, Equatable {
     var stamps: [FileStamp]
     var applied: [DeviceID: UInt64]
     var viewable: Bool
     var modified: Date?
-    /// When the mark was made (nanoseconds of real time): a mark older than
-    /// `DocumentLibrary.recheckAfter` is not trusted, so quiet documents are looked at whole
-    /// from time to time (compaction and pruning depend on what other devices registered).
-    var markedAt: Int64
+    /// The lowest sequence of this device's logs still in the container (0: none): when the
+    /// registry changes, such a document may have logs to prune.
+    var ownLogs: UInt64
 }
 
 /// How far a sync pass is: documents done of those it looks at, and logs imported so far.

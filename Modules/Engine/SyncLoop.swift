@@ -3,14 +3,13 @@ import Model
 import Synchronization
 import Sync
 
-/// Turns change hints (inotify events, rescan ticks) into sync passes, one at a time.
+/// Turns change hints (watcher events, timer ticks) into sync passes, one at a time: the core
+/// of ``LiveSync``.
 ///
 /// Hints that arrive while a pass runs are gathered into one ``ChangeBatch`` and run as one
 /// more pass when it ends, never one pass per hint, so the number of passes follows how long
-/// passes take, not how many files land. There is no debounce: a hint that finds the loop idle
-/// starts a pass at once, which keeps latency low. Container events name documents, so their
-/// pass is targeted; anything else asks for a full pass. The loop starts with one full pass
-/// pending.
+/// passes take, not how many files land. A hint that finds the loop idle starts a pass at once,
+/// which keeps latency low. The loop starts with one full pass pending.
 ///
 /// Thread-safe: hints may come from any task or thread while ``run(_:)`` runs.
 public final class SyncLoop: Sendable {
@@ -24,41 +23,34 @@ public final class SyncLoop: Sendable {
     private let continuation: AsyncStream<Void>.Continuation
     private let device: DeviceID?
 
-    /// Makes a loop with one full pass pending. Container events for `device`'s own files (this
-    /// device's) are not passes.
+    /// Makes a loop with one full pass pending. Container files written by `device` (this
+    /// device) are not passes.
     public init(device: DeviceID? = nil) {
         self.device = device
         (wakeups, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         continuation.yield()
     }
 
-    /// Notes a watcher event seen under the container `root`: a targeted pass for the document
-    /// it names, or a full pass if it names none; nothing for this device's own files.
-    public func noteContainer(_ event: ContainerWatcher.Event, root: URL) {
+    /// Notes a watcher event seen in `container`: a targeted pass for the document it names, a
+    /// full pass if it names none; nothing for this device's own files.
+    public func noteContainer(_ event: ContainerWatcher.Event, container: Container) {
         // A batch only grows, so comparing its size tells whether the event added anything
         // (copying the batch to compare it would cost a set copy per event in a burst).
         let woke = state.withLock { state -> Bool in
             let before = (state.pending.everything, state.pending.documents.count)
-            state.pending.add(event, container: root, ignoring: device)
+            state.pending.add(event, container: container, ignoring: device)
             return (state.pending.everything, state.pending.documents.count) != before
         }
         if woke { continuation.yield() }
     }
 
-    /// Notes a watcher event seen under the device's `Documents` folder (a save, a new or
-    /// renamed document by another process of this device): a targeted pass for the document
-    /// whose folder it is in, or a full pass if it is in none (or events were lost).
-    public func noteDocuments(_ event: ContainerWatcher.Event, root documents: URL) {
-        guard case .changed(let url) = event else { return requestFullPass() }
-        let base = documents.standardizedFileURL.path
-        let path = url.standardizedFileURL.path
-        guard path.hasPrefix(base + "/"), let first = path.dropFirst(base.count + 1).split(separator: "/").first,
-              let id = DocumentID(String(first)) else { return requestFullPass() }
+    /// Asks for a targeted pass over one document.
+    public func note(_ id: DocumentID) {
         state.withLock { $0.pending.insert(id) }
         continuation.yield()
     }
 
-    /// Asks for a full pass (a rescan tick, or a change in the device's own documents).
+    /// Asks for a full pass (a rescan tick, lost events, the container back).
     public func requestFullPass() {
         state.withLock { $0.pending = ChangeBatch(everything: true) }
         continuation.yield()

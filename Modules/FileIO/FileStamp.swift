@@ -11,6 +11,11 @@ public struct FileStamp: Hashable, Sendable, Codable {
     public var modified: Int64
     public var size: Int64
 
+    public init(modified: Int64, size: Int64) {
+        self.modified = modified
+        self.size = size
+    }
+
     /// The stamp of `path` now (`modified` is -1 if it does not exist).
     public init(path: String) {
         var info = stat()

@@ -44,6 +44,8 @@ public struct Container: Sendable {
         return String(path.dropFirst(base.count + 1))
     }
 
+    func didChangeFile(_ url: URL) { didChange(url) }
+
     private func didChange(_ url: URL) {
         guard let writeObserver, let relative = relativePath(of: url) else { return }
         writeObserver.containerDidChange(relative)
@@ -287,8 +289,8 @@ public struct Container: Sendable {
 
     /// Stamps of a document's folders (the document folder, `logs/`, each `logs/<device>/`,
     /// `baselines/`). Files in the container are written once and renamed into place, so a new,
-    /// removed or renamed file changes one of them: equal signatures mean nothing arrived.
-    public func folderSignature(_ id: DocumentID) -> [FileStamp] {
+    /// removed or renamed file changes one of them: equal stamps mean nothing arrived.
+    public func changeStamps(_ id: DocumentID) -> [FileStamp] {
         let folder = documentDirectory(id)
         let logs = folder.appendingPathComponent("logs", isDirectory: false)
         var stamps = [FileStamp(path: folder.path), FileStamp(path: logs.path), FileStamp(path: baselinesDirectory(id).path)]

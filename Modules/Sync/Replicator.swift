@@ -39,6 +39,16 @@ public struct Replicator: Sendable {
     public func commit(
         document: DocumentID, to store: any DocumentStore, ship: Bool, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
+        try Self.commit(document: document, device: device, now: now, to: store, ship: ship, makeChanges)
+    }
+
+    /// Commits local changes without a container (a local document, or a cloud one whose
+    /// container is away): the same transaction as ``commit(document:to:ship:_:)``, which keeps
+    /// the log in the outbox when `ship` is set.
+    public static func commit(
+        document: DocumentID, device: DeviceIdentity, now: @Sendable () -> Date, to store: any DocumentStore, ship: Bool,
+        _ makeChanges: (ObjectGraph) throws -> [Change]
+    ) throws -> LocalCommit {
         let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         let committedAt = now()
         return try store.write { contents in
@@ -242,19 +252,37 @@ public struct Replicator: Sendable {
             report.baseline = try writeBaseline(document, from: store)
             coverage = try store.read().sync.applied
         }
-        // Prune my own logs: every registered device has them and a baseline includes them.
-        let covering = coverage[device.id] ?? 0
+        report.prunedLogs = pruneLogs(document, covering: coverage[device.id] ?? 0, registry: registry)
+        return report
+    }
+
+    /// Removes this device's logs of `document` that every registered device has applied and
+    /// the best baseline in the container includes (no store needed: a quiet document's logs
+    /// are pruned when the registry shows its peers caught up). Returns how many were removed.
+    @discardableResult
+    public func prune(_ document: DocumentID, registry: [DeviceRecord]) -> Int {
+        let covering = container.baselines(document).first?.baseline.applied[device.id] ?? 0
+        return pruneLogs(document, covering: covering, registry: registry)
+    }
+
+    private func pruneLogs(_ document: DocumentID, covering: UInt64, registry: [DeviceRecord]?) -> Int {
         let candidates = container.logSequences(document, device: device.id).filter { $0 <= covering }
-        guard !candidates.isEmpty else { return report }
+        guard !candidates.isEmpty else { return 0 }
         let records = registry ?? container.deviceRecords()
-        guard !records.isEmpty else { return report }
+        guard !records.isEmpty else { return 0 }
         let everyoneHas = records.map { $0.applied[document]?[device.id] ?? 0 }.min() ?? 0
         let prunable = min(everyoneHas, covering)
+        var pruned = 0
         for sequence in candidates where sequence <= prunable {
             container.remove(container.logURL(document, device: device.id, sequence: sequence))
-            report.prunedLogs += 1
+            pruned += 1
         }
-        return report
+        return pruned
+    }
+
+    /// The lowest sequence of this device's logs of `document` still in the container.
+    public func lowestLog(_ document: DocumentID) -> UInt64? {
+        container.logSequences(document, device: device.id).first
     }
 
     /// Writes this device's registry file (what it has applied of each document).

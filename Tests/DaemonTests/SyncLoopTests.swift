@@ -8,6 +8,7 @@ import TestSupport
 /// The daemon's event coalescing, without processes.
 @Suite struct SyncLoopTests {
     let container = URL(fileURLWithPath: "/tmp/container")
+    var view: Container { Container(root: container) }
 
     func logEvent(_ id: DocumentID, _ sequence: Int) -> ContainerWatcher.Event {
         .changed(container.appendingPathComponent("documents/\(id)/logs/device/\(sequence).log"))
@@ -20,7 +21,7 @@ import TestSupport
         let passes = await loop.run { batch in
             batches.append(batch)
             if batches.count == 1 {
-                for sequence in 1...50 { loop.noteContainer(logEvent(sequence.isMultiple(of: 2) ? one : two, sequence), root: container) }
+                for sequence in 1...50 { loop.noteContainer(logEvent(sequence.isMultiple(of: 2) ? one : two, sequence), container: view) }
             } else {
                 loop.finish()
             }
@@ -38,14 +39,14 @@ import TestSupport
         let base = container.appendingPathComponent("documents/\(doc)")
         var batch = ChangeBatch()
         for path in ["logs/\(me)/0000000000000003.log", "logs/\(me)", "info-\(me).json", "baselines/\(me)-3.json"] {
-            batch.add(.changed(base.appendingPathComponent(path)), container: container, ignoring: me)
+            batch.add(.changed(base.appendingPathComponent(path)), container: view, ignoring: me)
         }
         #expect(batch.isEmpty)
-        batch.add(.changed(base.appendingPathComponent("logs/\(peer)/0000000000000001.log")), container: container, ignoring: me)
+        batch.add(.changed(base.appendingPathComponent("logs/\(peer)/0000000000000001.log")), container: view, ignoring: me)
         #expect(batch.target == [doc])
         var other = ChangeBatch()
-        other.add(.changed(base.appendingPathComponent("info-\(peer).json")), container: container, ignoring: me)
-        other.add(.changed(base.appendingPathComponent("baselines/\(peer)-9.json")), container: container, ignoring: me)
+        other.add(.changed(base.appendingPathComponent("info-\(peer).json")), container: view, ignoring: me)
+        other.add(.changed(base.appendingPathComponent("baselines/\(peer)-9.json")), container: view, ignoring: me)
         #expect(other.target == [doc])
     }
 
@@ -56,10 +57,10 @@ import TestSupport
             targets.append(batch.target)
             switch targets.count {
             case 1:
-                loop.noteContainer(logEvent(DocumentID(Fixed.uuid(1)), 1), root: container)
+                loop.noteContainer(logEvent(DocumentID(Fixed.uuid(1)), 1), container: view)
                 loop.requestFullPass()
             case 2:
-                loop.noteContainer(.rescan, root: container)
+                loop.noteContainer(.rescan, container: view)
             default:
                 loop.finish()
             }
@@ -68,26 +69,29 @@ import TestSupport
         #expect(targets.allSatisfy { $0 == nil })
     }
 
-    @Test func changesInTheDevicesDocumentsTargetTheirDocument() async {
+    /// A tombstone or identity this device wrote is its own write too: no pass. A peer's is a
+    /// full pass (every document may be concerned).
+    @Test func ownTombstonesAndIdentityAreNotPassesButPeersAre() {
+        let me = Fixed.device(1), peer = Fixed.device(2)
+        let doc = DocumentID(Fixed.uuid(7))
+        var batch = ChangeBatch()
+        batch.add(.changed(container.appendingPathComponent("tombstones/\(doc).\(me).json")), container: view, ignoring: me)
+        batch.add(.changed(container.appendingPathComponent("identity/\(me).json")), container: view, ignoring: me)
+        batch.add(.changed(container.appendingPathComponent("devices/\(peer).json")), container: view, ignoring: me)
+        #expect(batch.isEmpty, "own tombstones and identity, and any registry file, start no pass")
+        batch.add(.changed(container.appendingPathComponent("tombstones/\(doc).\(peer).json")), container: view, ignoring: me)
+        #expect(batch.target == nil, "a peer's tombstone asks for a full pass")
+    }
+
+    @Test func aNotedDocumentIsATargetedPass() async {
         let loop = SyncLoop()
-        let documents = URL(fileURLWithPath: "/tmp/root/Documents")
         let one = DocumentID(Fixed.uuid(1))
         var targets: [Set<DocumentID>?] = []
         await loop.run { batch in
             targets.append(batch.target)
-            switch targets.count {
-            case 1:
-                loop.noteDocuments(.changed(documents.appendingPathComponent("\(one)/Notes/store.sqlite")), root: documents)
-                loop.noteDocuments(.changed(documents.appendingPathComponent("\(one)")), root: documents)
-            case 2:
-                loop.noteDocuments(.changed(documents.appendingPathComponent("copyOfCloudContainer/x")), root: documents)
-            default:
-                loop.finish()
-            }
+            if targets.count == 1 { loop.note(one) } else { loop.finish() }
         }
-        #expect(targets.count == 3)
-        #expect(targets.dropFirst().first == [one])
-        #expect(targets.last == .some(nil), "a change outside any document's folder asks for a full pass")
+        #expect(targets == [nil, [one]])
     }
 
     @Test func finishBeforeRunRunsNothing() async {

@@ -161,9 +161,10 @@ enum Scenarios {
         }
         let stop = Mutex(false)
         let loop = Task {
-            await liveSync(b, container: space.container, documents: setupB.root.documentsDirectory, interval: .seconds(5)) {
-                stop.withLock { $0 }
-            }
+            _ = setupB
+            try? await LiveSync(library: b, configuration: .init(rescanInterval: .seconds(5))) { _ in
+                stop.withLock { $0 } ? .stop : .goOn
+            }.run()
         }
         defer { listener.cancel() }
         // Let the watcher settle before the first document.
@@ -259,7 +260,7 @@ enum Scenarios {
         let (warm, _) = try list()
         // The daemon's view: a fresh process without the quiet index looks at every document;
         // the next pass skips the quiet ones (the 5 s rescan).
-        try? FileManager.default.removeItem(at: DeviceRoot(url: space.root("B")).quietIndexURL)
+        try? FileManager.default.removeItem(at: DeviceRoot(url: space.root("B")).catalogURL)
         let (_, b) = try space.library("B", store: store)
         var start = ContinuousClock.now
         await b.sync()

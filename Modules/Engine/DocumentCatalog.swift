@@ -1,0 +1,252 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FileIO
+import Foundation
+import Model
+import Storage
+
+/// What a process knows of the device's documents without opening them: every local record
+/// (`Documents/<uuid>/document.json` stays the truth; the catalog holds a copy with the stat of
+/// the file it came from) and, for the documents a pass found quiet, what the master table
+/// shows of them and the stamps that prove nothing changed since.
+///
+/// A new process reads the catalog from `<root>/catalog` (a cache: a line per document, parsed
+/// by hand because decoding thousands of JSON records took longer than the whole command may),
+/// then checks it with one `stat` per record file and rereads only the records that changed.
+/// Anything it cannot parse is simply not known, and read from the record files again.
+struct DocumentCatalog: Sendable {
+    struct Entry: Sendable, Equatable {
+        var record: LocalDocumentRecord
+        /// The stat of the record file the record was read from (or written to).
+        var stamp: RecordStamp
+        var quiet: QuietMark?
+    }
+
+    private(set) var entries: [DocumentID: Entry] = [:]
+    /// Container-wide stamps this device has acted on (documents/, tombstones/, devices/), so a
+    /// command skips discovery, tombstones and the registry when they did not change.
+    var containerStamps: [String: FileStamp] = [:]
+    /// Whether anything changed since the catalog was last written.
+    private(set) var changed = false
+
+    init() {}
+
+    /// Every record, checked against the record files (one `stat` each; changed or new ones are
+    /// read again, vanished ones dropped).
+    mutating func refresh(_ root: DeviceRoot) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.documentsDirectory.path)) ?? []
+        var seen = Set<DocumentID>()
+        seen.reserveCapacity(names.count)
+        for name in names {
+            guard let id = DocumentID(name) else { continue }
+            seen.insert(id)
+            refresh(id, root)
+        }
+        for id in entries.keys where !seen.contains(id) {
+            entries[id] = nil
+            changed = true
+        }
+    }
+
+    /// One record, checked against its file. Returns it, or nil if there is none.
+    @discardableResult
+    mutating func refresh(_ id: DocumentID, _ root: DeviceRoot) -> LocalDocumentRecord? {
+        let url = root.recordURL(id)
+        guard let stamp = RecordStamp(path: url.path) else {
+            if entries.removeValue(forKey: id) != nil { changed = true }
+            return nil
+        }
+        if let entry = entries[id], entry.stamp == stamp, !stamp.isRecent { return entry.record }
+        guard let data = try? AtomicFile.read(url), let record = try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data),
+              record.id == id else {
+            if entries.removeValue(forKey: id) != nil { changed = true }
+            return nil
+        }
+        let quiet = entries[id].flatMap { $0.record == record ? $0.quiet : nil }
+        let entry = Entry(record: record, stamp: stamp, quiet: quiet)
+        if entries[id] != entry {
+            entries[id] = entry
+            changed = true
+        }
+        return record
+    }
+
+    /// Whether the record file of `id` is the one this catalog knows (this process wrote or read
+    /// it last): an event for it is this device's own write, or already seen.
+    func knows(_ id: DocumentID, _ root: DeviceRoot) -> Bool {
+        let stamp = RecordStamp(path: root.recordURL(id).path)
+        return stamp == entries[id]?.stamp
+    }
+
+    /// Notes a record this process just wrote.
+    mutating func wrote(_ record: LocalDocumentRecord, _ root: DeviceRoot) {
+        guard let stamp = RecordStamp(path: root.recordURL(record.id).path) else { return }
+        let quiet = entries[record.id].flatMap { $0.record == record ? $0.quiet : nil }
+        entries[record.id] = Entry(record: record, stamp: stamp, quiet: quiet)
+        changed = true
+    }
+
+    mutating func forget(_ id: DocumentID) {
+        if entries.removeValue(forKey: id) != nil { changed = true }
+    }
+
+    var records: [LocalDocumentRecord] { entries.values.map(\.record) }
+    var count: Int { entries.count }
+    func record(_ id: DocumentID) -> LocalDocumentRecord? { entries[id]?.record }
+    func quiet(_ id: DocumentID) -> QuietMark? { entries[id]?.quiet }
+
+    mutating func setQuiet(_ id: DocumentID, _ mark: QuietMark?) {
+        guard entries[id] != nil, entries[id]?.quiet != mark else { return }
+        entries[id]?.quiet = mark
+        changed = true
+    }
+
+    mutating func setContainerStamp(_ key: String, _ stamp: FileStamp?) {
+        guard containerStamps[key] != stamp else { return }
+        containerStamps[key] = stamp
+        changed = true
+    }
+
+    // MARK: The file
+
+    private static let header = "multidoc-catalog 1"
+
+    /// Reads the catalog file; an unreadable or foreign one gives an empty catalog.
+    static func load(_ url: URL) -> DocumentCatalog {
+        var catalog = DocumentCatalog()
+        guard let data = try? AtomicFile.read(url, limit: 256 * 1024 * 1024) else { return catalog }
+        let text = String(decoding: data, as: UTF8.self)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: true).makeIterator()
+        guard lines.next().map({ $0 == header }) == true else { return catalog }
+        for line in IteratorSequence(lines) {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            if fields.first == "@", fields.count == 3, let stamp = FileStamp(field: fields[2]) {
+                catalog.containerStamps[String(fields[1])] = stamp
+            } else if let entry = Entry(fields: fields) {
+                catalog.entries[entry.record.id] = entry
+            }
+        }
+        return catalog
+    }
+
+    /// Writes the catalog if it changed (not durably: it is a cache, a crash costs one slower pass).
+    mutating func save(_ url: URL) throws {
+        guard changed else { return }
+        var text = Self.header + "\n"
+        for (key, stamp) in containerStamps.sorted(by: { $0.key < $1.key }) {
+            text += "@\t\(key)\t\(stamp.field)\n"
+        }
+        for entry in entries.values { text += entry.line + "\n" }
+        try AtomicFile.write(Data(text.utf8), to: url, durable: false)
+        changed = false
+    }
+}
+
+/// A record file's identity: inode, modification time and size. A record is replaced by a
+/// rename, so a new record always has a new inode, even within one tick of the file clock.
+struct RecordStamp: Sendable, Hashable {
+    var inode: UInt64
+    var modified: Int64
+    var size: Int64
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        inode = UInt64(info.st_ino)
+        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        size = Int64(info.st_size)
+    }
+
+    init(inode: UInt64, modified: Int64, size: Int64) {
+        self.inode = inode
+        self.modified = modified
+        self.size = size
+    }
+
+    /// Changed in the last two seconds: an inode can be reused, so a stamp this young is read
+    /// again rather than trusted.
+    var isRecent: Bool { FileStamp.now() - modified < 2_000_000_000 }
+}
+
+// MARK: - Line format
+
+extension DocumentCatalog.Entry {
+    /// `uuid  inode:mtime:size  name  store  origin  location  createdAt-ms  createdBy  container|-  quiet|-`
+    /// separated by tabs (a document name never holds a control character).
+    var line: String {
+        let r = record
+        let created = Int64((r.createdAt.timeIntervalSince1970 * 1000).rounded())
+        let fields: [String] = [
+            r.id.description, "\(stamp.inode):\(stamp.modified):\(stamp.size)", r.name.rawValue, r.store.rawValue,
+            r.origin.rawValue, r.location.rawValue, String(created), r.createdBy.description,
+            r.container.map { $0.uuidString.lowercased() } ?? "-", quiet?.field ?? "-",
+        ]
+        return fields.joined(separator: "\t")
+    }
+
+    init?(fields: [Substring]) {
+        guard fields.count == 10, let id = DocumentID(String(fields[0])) else { return nil }
+        let parts = fields[1].split(separator: ":")
+        guard parts.count == 3, let inode = UInt64(parts[0]), let modified = Int64(parts[1]), let size = Int64(parts[2]),
+              let name = try? DocumentName(String(fields[2])), let store = StoreKind(rawValue: String(fields[3])),
+              let origin = DocumentOrigin(rawValue: String(fields[4])), let location = DocumentLocation(rawValue: String(fields[5])),
+              let created = Int64(fields[6]), let createdBy = DeviceID(String(fields[7])) else { return nil }
+        var container: UUID?
+        if fields[8] != "-" {
+            guard let uuid = UUID(uuidString: String(fields[8])) else { return nil }
+            container = uuid
+        }
+        record = LocalDocumentRecord(
+            id: id, name: name, store: store, origin: origin, location: location,
+            createdAt: Date(timeIntervalSince1970: Double(created) / 1000), createdBy: createdBy, container: container)
+        stamp = RecordStamp(inode: inode, modified: modified, size: size)
+        quiet = fields[9] == "-" ? nil : QuietMark(field: fields[9])
+    }
+}
+
+extension FileStamp {
+    var field: String { "\(modified),\(size)" }
+
+    init?(field: Substring) {
+        let parts = field.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count == 2, let modified = Int64(parts[0]), let size = Int64(parts[1]) else { return nil }
+        self.init(modified: modified, size: size)
+    }
+}
+
+extension QuietMark {
+    /// `viewable;modified-ms|-;stamp|stamp…;device=seq,…` (no tabs).
+    var field: String {
+        let modifiedField = modified.map { String(Int64(($0.timeIntervalSince1970 * 1000).rounded())) } ?? "-"
+        let stampsField = stamps.map(\.field).joined(separator: "|")
+        let appliedField = applied.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        return "\(viewable ? 1 : 0);\(modifiedField);\(stampsField);\(appliedField);\(ownLogs)"
+    }
+
+    init?(field: Substring) {
+        let parts = field.split(separator: ";", omittingEmptySubsequences: false)
+        guard parts.count == 5, let ownLogs = UInt64(parts[4]) else { return nil }
+        viewable = parts[0] == "1"
+        if parts[1] == "-" {
+            modified = nil
+        } else {
+            guard let ms = Int64(parts[1]) else { return nil }
+            modified = Date(timeIntervalSince1970: Double(ms) / 1000)
+        }
+        var stamps: [FileStamp] = []
+        for part in parts[2].split(separator: "|") {
+            guard let stamp = FileStamp(field: part) else { return nil }
+            stamps.append(stamp)
+        }
+        self.stamps = stamps
+        var applied: [DeviceID: UInt64] = [:]
+        for pair in parts[3].split(separator: ",") {
+            let kv = pair.split(separator: "=")
+            guard kv.count == 2, let device = DeviceID(String(kv[0])), let sequence = UInt64(kv[1]) else { return nil }
+            applied[device] = sequence
+        }
+        self.applied = applied
+        self.ownLogs = ownLogs
+    }
+}

@@ -1,0 +1,206 @@
+import FileIO
+import Foundation
+import Model
+
+// The container's protocol, as the Engine sees it: what a changed path is, which identity is in
+// force and whether this device may sync with it, what is deleted, what is new, and a reset.
+// Each returns a typed result; the Engine decides what to do with it (policy) and keeps the
+// device's own records. Nothing outside Sync parses a container path or elects an identity.
+
+/// What a file that changed in the container is, as far as a sync loop cares.
+public enum ContainerChange: Sendable, Hashable {
+    /// A file in one document's folder: a log, info file or baseline, with the device that
+    /// wrote it when the name says (`writer` is nil for anything else in the folder).
+    case document(DocumentID, writer: DeviceID?)
+    /// A device's registry file: it matters only for pruning, which full passes do.
+    case registry
+    /// Anything else (identity, tombstones, the folders themselves, an unknown name): every
+    /// document may be concerned. `writer` is the device whose name the file carries
+    /// (`identity/<device>.json`, `tombstones/<doc>.<device>.json`), if any.
+    case containerWide(writer: DeviceID?)
+}
+
+/// The outcome of checking the container's identity against the one a device remembers.
+public enum IdentityCheck: Sendable {
+    /// The device syncs with `current`. `remember` is set when the device must remember a
+    /// new identity: it seeded the container, joined it, or lost a seeding race.
+    case agreed(current: UUID, remember: UUID?)
+    /// The container's identity is not the one the device synced with (a reset, or another
+    /// container in its place): the device's policy decides whether to adopt it.
+    case changed(remembered: UUID, found: UUID?, error: SyncError)
+}
+
+/// Tombstones found in the container, and the files that looked like tombstones but are not.
+public struct TombstoneScan: Sendable {
+    public var deleted: Set<DocumentID> = []
+    public var problems: [QuarantinedFile] = []
+}
+
+/// Documents in the container that a device does not have yet, and what kept others back.
+public struct Discovery: Sendable {
+    /// New documents, each with its creator's info file.
+    public var found: [DocumentInfo] = []
+    /// Folders that cannot be read as a document (a link where a folder belongs).
+    public var problems: [QuarantinedFile] = []
+}
+
+extension Container {
+    // MARK: Changes
+
+    /// What the file at `url` is (see ``ContainerChange``).
+    public func classify(_ url: URL) -> ContainerChange {
+        guard let relative = relativePath(of: url) else { return .containerWide(writer: nil) }
+        let parts = relative.split(separator: "/")
+        if parts.count >= 2, parts[0] == "documents", let id = DocumentID(String(parts[1])) {
+            return .document(id, writer: Self.writer(of: parts.dropFirst(2)))
+        }
+        if parts.first == "devices" { return .registry }
+        if parts.count == 2, parts[0] == "identity", parts[1].hasSuffix(".json") {
+            return .containerWide(writer: DeviceID(String(parts[1].dropLast(5))))
+        }
+        if parts.count == 2, parts[0] == "tombstones", parts[1].hasSuffix(".json") {
+            let pieces = parts[1].dropLast(5).split(separator: ".")
+            return .containerWide(writer: pieces.count == 2 ? DeviceID(String(pieces[1])) : nil)
+        }
+        return .containerWide(writer: nil)
+    }
+
+    /// The device whose name a file below `documents/<uuid>/` carries, if any.
+    static func writer(of rest: ArraySlice<Substring>) -> DeviceID? {
+        guard let first = rest.first else { return nil }
+        switch first {
+        case "logs":
+            return rest.dropFirst().first.flatMap { DeviceID(String($0)) }
+        case "baselines":
+            guard rest.count == 2, let name = rest.last, name.count > 36 else { return nil }
+            return DeviceID(String(name.prefix(36)))
+        default:
+            guard rest.count == 1, first.hasPrefix("info-"), first.hasSuffix(".json") else { return nil }
+            return DeviceID(String(first.dropFirst(5).dropLast(5)))
+        }
+    }
+
+    // MARK: Identity
+
+    /// Checks the container's identity for a device that remembers `remembered` (nil: it never
+    /// synced). Seeds the container when it has no identity and the device may seed it
+    /// (`canSeed`: it has no cloud documents of another container); follows the winner of a
+    /// seeding race. `inForce` is every identity present that no reset replaced: documents
+    /// published under any other one are left-overs of a reset (``discover(known:only:inForce:deleted:)``).
+    /// - Throws: ``SyncError`` when the container cannot be read, has a newer format, or cannot
+    ///   be seeded.
+    public func checkIdentity(
+        remembered: UUID?, canSeed: Bool, device: DeviceID, now: Date, newID: UUID
+    ) throws(SyncError) -> (check: IdentityCheck, inForce: Set<UUID>) {
+        let identities = try identities()
+        let current = Self.elect(identities)
+        let replaced = Self.replacedIDs(identities)
+        let inForce = Set(identities.map(\.containerID)).subtracting(replaced)
+        guard let remembered else {
+            let seeded: ContainerIdentity
+            if let current { seeded = current } else { seeded = try seedIdentity(device: device, now: now, newID: newID) }
+            return (.agreed(current: seeded.containerID, remember: seeded.containerID), inForce.union([seeded.containerID]))
+        }
+        if current?.containerID == remembered { return (.agreed(current: remembered, remember: nil), inForce) }
+        if !replaced.contains(remembered), identities.contains(where: { $0.containerID == remembered }), let current {
+            // Two devices seeded an empty container at once; the smaller UUID wins for all.
+            return (.agreed(current: current.containerID, remember: current.containerID), inForce)
+        }
+        if current == nil, canSeed {
+            let seeded = try seedIdentity(device: device, now: now, newID: newID)
+            return (.agreed(current: seeded.containerID, remember: seeded.containerID), inForce.union([seeded.containerID]))
+        }
+        let found = current?.containerID
+        let error = SyncError(
+            .identityChanged(remembered: remembered.uuidString.lowercased(), found: found?.uuidString.lowercased()), path: root.path)
+        return (.changed(remembered: remembered, found: found, error: error), inForce)
+    }
+
+    /// Adopts the container's identity after it changed: the one in force, or a new one seeded
+    /// as replacing `remembered` when it has none. Returns the adopted identity and the
+    /// documents present that were shared under it (folders of the old container may still be
+    /// in this replica; they are not).
+    public func adopt(
+        replacing remembered: UUID, device: DeviceID, now: Date, newID: UUID
+    ) throws(SyncError) -> (identity: ContainerIdentity, shared: Set<DocumentID>) {
+        let current = try identity()
+        let adoptedID = current?.containerID ?? newID
+        let shared = Set(documentIDs().filter { !isLeftOver($0, inForce: [adoptedID]) })
+        let adopted: ContainerIdentity
+        if let current { adopted = current } else { adopted = try seedIdentity(device: device, now: now, newID: adoptedID, replacing: [remembered]) }
+        return (adopted, shared)
+    }
+
+    /// Empties the container and seeds a new identity naming the old ones as replaced, so that
+    /// devices whose replica still holds an old identity file know it was reset.
+    /// - Throws: ``SyncError`` if the container is unavailable or the new identity cannot be written.
+    @discardableResult
+    public func reset(device: DeviceID, now: Date, newID: UUID = UUID()) throws(SyncError) -> ContainerIdentity {
+        try checkAvailable()
+        let old = ((try? identities()) ?? []).map(\.containerID)
+        for url in [identityDirectory, devicesDirectory, documentsDirectory, tombstonesDirectory] {
+            guard symlinkProblem(url) == nil else { continue }
+            try? FileManager.default.removeItem(at: url)
+            didChangeFile(url)
+        }
+        return try seedIdentity(device: device, now: now, newID: newID, replacing: old)
+    }
+
+    // MARK: Deletes and discovery
+
+    /// Reads every tombstone and removes the folders of deleted documents that came back (a
+    /// straggler log delivered after the delete: the tombstone wins).
+    public func applyTombstones() -> TombstoneScan {
+        let scan = scanTombstones()
+        for id in scan.tombstones.keys where FileManager.default.fileExists(atPath: documentDirectory(id).path) {
+            remove(documentDirectory(id))
+        }
+        return TombstoneScan(deleted: Set(scan.tombstones.keys), problems: scan.problems)
+    }
+
+    /// Whether a document was deleted from the container (by any device).
+    public func isDeleted(_ id: DocumentID) -> Bool { !tombstones(of: id).isEmpty }
+
+    /// The documents present that a device does not know yet: not in `known`, not deleted, not
+    /// left over from a reset container, with an info file. `only` limits the look to some
+    /// documents (a targeted pass; their tombstones are checked one by one).
+    public func discover(known: Set<DocumentID>, only: Set<DocumentID>?, inForce: Set<UUID>, deleted: Set<DocumentID>) -> Discovery {
+        var discovery = Discovery()
+        let candidates = (only.map { Array($0).sorted() } ?? documentIDs()).filter { !known.contains($0) && !deleted.contains($0) }
+        guard !candidates.isEmpty else { return discovery }
+        // Any tombstone's name keeps its document from being discovered (a damaged one too:
+        // better not discovered than discovered and deleted).
+        let named = Set(listNames(tombstonesDirectory).compactMap { name in
+            name.split(separator: ".", maxSplits: 1).first.flatMap { DocumentID(String($0)) }
+        })
+        for id in candidates where !named.contains(id) {
+            let infos = infos(id)
+            // A folder of the container before a reset, still in this replica: not a document here.
+            if !inForce.isEmpty, !infos.isEmpty, infos.allSatisfy({ info in info.container.map { !inForce.contains($0) } ?? false }) {
+                continue
+            }
+            guard let info = infos.first else {
+                let logs = documentDirectory(id).appendingPathComponent("logs", isDirectory: false)
+                if only == nil, let problem = symlinkProblem(logs) {
+                    discovery.problems.append(QuarantinedFile(url: documentDirectory(id), reason: problem))
+                }
+                continue
+            }
+            discovery.found.append(info)
+        }
+        return discovery
+    }
+
+    /// Whether this device's info file for `id` is in the container (a document created here
+    /// but not yet published is published by the next pass).
+    public func isPublished(_ id: DocumentID, by device: DeviceID) -> Bool {
+        FileManager.default.fileExists(atPath: infoURL(id, device: device).path)
+    }
+
+    /// Conflict copies made by a replication engine: in the container's own folders, and (with
+    /// `document`) in one document's folders. Reported, never imported.
+    public func conflictCopies(in document: DocumentID?) -> [QuarantinedFile] {
+        let urls = document.map(conflictCopies) ?? sharedConflictCopies()
+        return urls.map { QuarantinedFile(url: $0, reason: "conflict copy made by the replication engine, not imported") }
+    }
+}
