@@ -74,9 +74,9 @@ struct New: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap(createRoot: true)
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
             let summary = try await library.create(name: try name.map(documentName))
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(summary.id)), json: options.json)
             await library.closeAll()
             if options.json { try printJSON(DocumentRow(summary)) } else { print("\(summary.name)\t\(summary.id)") }
         }
@@ -128,8 +128,9 @@ struct Show: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
             let record = try await library.resolve(document)
+            reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
             let detail = try await library.detail(record.id, segue: true)
             let recovery = await library.recoveryReports[record.id]
             await library.closeAll()
@@ -163,7 +164,7 @@ struct Edit: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
             let record = try await library.resolve(document)
             if let text {
                 try await library.setText(record.id, text)
@@ -173,7 +174,7 @@ struct Edit: AsyncParsableCommand {
                 let current = try await library.detail(record.id).text
                 try await library.setText(record.id, try editInEditor(current))
             }
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
             let detail = try await library.detail(record.id)
             await library.closeAll()
             if options.json { try printJSON(DocumentRow(detail.summary)) } else { print("saved \(detail.summary.name)") }
@@ -206,7 +207,7 @@ struct Remove: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
             let record = try await library.resolve(document)
             try await library.delete(record.id)
             await library.closeAll()
@@ -225,10 +226,10 @@ struct Rename: AsyncParsableCommand {
         try await runCommand {
             let (_, library) = try options.bootstrap()
             let name = try documentName(newName)
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
             let record = try await library.resolve(document)
             try await library.rename(record.id, to: name)
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
             await library.closeAll()
             if options.json { try printJSON(["renamed": record.id.description, "name": name.rawValue]) } else { print("renamed \(record.name) to \(name)") }
         }
@@ -270,7 +271,7 @@ struct MoveToCloud: AsyncParsableCommand {
             let (_, library) = try options.bootstrap()
             let record = try await library.resolve(document)
             let moved = try await library.moveToCloud(record.id)
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(moved)), json: options.json)
             await library.closeAll()
             if options.json {
                 try printJSON(["moved": record.id.description, "uuid": moved.description, "location": "cloud"])
@@ -297,7 +298,7 @@ struct MoveToLocal: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
             let record = try await library.resolve(document)
             let local = try await library.moveToLocal(record.id, choice: keepCloud ? .keepCloud : .removeCloud)
             await library.closeAll()

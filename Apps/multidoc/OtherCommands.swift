@@ -245,7 +245,7 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (setup, library) = try options.bootstrap()
-            let documents = await library.list()
+            let documents = await library.documentCount()
             // The status file of a killed daemon stays behind; the lock tells whether one runs.
             var daemonRunning = false
             if FileManager.default.fileExists(atPath: setup.root.daemonLockURL.path),
@@ -257,7 +257,7 @@ struct Status: AsyncParsableCommand {
             let daemon = statusData.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
             let available = setup.container.map { Container(root: $0).isAvailable }
             if options.json {
-                var object: [String: Any] = ["root": setup.root.url.path, "documents": documents.count, "device": setup.identity.name]
+                var object: [String: Any] = ["root": setup.root.url.path, "documents": documents, "device": setup.identity.name]
                 object["container"] = setup.container?.path
                 object["containerAvailable"] = available
                 object["daemon"] = daemon
@@ -268,7 +268,7 @@ struct Status: AsyncParsableCommand {
             print("device:    \(setup.identity.name) (\(setup.identity.model)) \(setup.identity.id)")
             print("root:      \(setup.root.url.path)")
             print("container: \(setup.container?.path ?? "none") \(available.map { $0 ? "(available)" : "(unavailable)" } ?? "")")
-            print("documents: \(documents.count)")
+            print("documents: \(documents)")
             if let daemon {
                 let keys = daemon.keys.sorted()
                 print("daemon:    " + keys.map { "\($0)=\(daemon[$0] ?? "")" }.joined(separator: " "))
@@ -399,13 +399,12 @@ struct ContainerCommand: AsyncParsableCommand {
                 guard yes else { throw CLIError(message: "resetting removes every document from the container; add --yes to do it", code: 64) }
                 let (setup, _) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
-                // The new identity names the old ones, so devices whose replica still holds an
-                // old identity file know the container was reset (Docs/CONTAINER-FORMAT.md).
-                let old = ((try? container.identities()) ?? []).map(\.containerID)
-                for url in [container.identityDirectory, container.devicesDirectory, container.documentsDirectory, container.tombstonesDirectory] {
-                    try? FileManager.default.removeItem(at: url)
+                let identity: ContainerIdentity
+                do {
+                    identity = try container.reset(device: setup.identity.id, now: Date())
+                } catch {
+                    throw EngineError.containerUnavailable("\(error)")
                 }
-                let identity = try container.seedIdentity(device: setup.identity.id, now: Date(), replacing: old)
                 // This device adopts it as every other device will: its cloud documents were in
                 // the old container, so they become local documents (nothing is lost).
                 let (_, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Engine
 import Foundation
+import Model
 import Synchronization
 
 /// A progress line on stderr for long sync passes (a first sync of many documents, a large
@@ -45,14 +46,25 @@ final class TerminalProgress: Sendable {
     }
 }
 
-/// One sync pass with a progress line for the terminal (see ``TerminalProgress``).
-/// A sync pass before or after a command. A container of a newer format stops the command
-/// (exit 8): this build can neither read nor safely write it. A missing or refused container
-/// does not: documents keep working locally, and the pass's report says why.
-func syncPass(_ library: DocumentLibrary, json: Bool) async throws -> SyncReport {
+/// What a command's pass looks at: everything (`sync`, `list`), or what changed in the
+/// container as a whole plus one document (`refresh`: the other verbs).
+enum CommandPass {
+    case full
+    case refresh(DocumentID?)
+}
+
+/// A sync pass before or after a command, with a progress line for the terminal (see
+/// ``TerminalProgress``). A container of a newer format stops the command (exit 8): this build
+/// can neither read nor safely write it. A missing or refused container does not: documents
+/// keep working locally, and the pass's report says why.
+func syncPass(_ library: DocumentLibrary, json: Bool, _ scope: CommandPass = .full) async throws -> SyncReport {
     let progress = TerminalProgress(enabled: !json && isatty(STDERR_FILENO) == 1)
     defer { progress.finish() }
-    let report = await library.sync(progress: { progress.update($0) })
+    let report: SyncReport
+    switch scope {
+    case .full: report = await library.sync(progress: { progress.update($0) })
+    case .refresh(let id): report = await library.refresh(id, progress: { progress.update($0) })
+    }
     if let error = report.containerError, case .containerFormat = error { throw error }
     return report
 }

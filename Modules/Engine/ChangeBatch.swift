@@ -28,8 +28,9 @@ public struct ChangeBatch: Sendable, Equatable {
             case .document(let id, let writer):
                 if let device, writer == device { return }
                 documents.insert(id)
-            case .registry:
-                // Registry files only matter for pruning, done in full passes.
+            case .registry, .folder:
+                // Registry files only matter for pruning, done in full passes; a folder alone
+                // holds nothing to import (its files are reported one by one).
                 break
             case .containerWide(let writer):
                 if let device, writer == device { return }

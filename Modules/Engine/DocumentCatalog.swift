@@ -27,6 +27,11 @@ struct DocumentCatalog: Sendable {
     /// Container-wide stamps this device has acted on (documents/, tombstones/, devices/), so a
     /// command skips discovery, tombstones and the registry when they did not change.
     var containerStamps: [String: FileStamp] = [:]
+    /// What this device last wrote into its registry file: a digest of the applied map and the
+    /// file's stamp after writing it. A full pass writes the file again only when either differs.
+    var registration: (digest: UInt64, stamp: FileStamp)? {
+        didSet { changed = true }
+    }
     /// Whether anything changed since the catalog was last written.
     private(set) var changed = false
 
@@ -120,9 +125,12 @@ struct DocumentCatalog: Sendable {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: true).makeIterator()
         guard lines.next().map({ $0 == header }) == true else { return catalog }
         for line in IteratorSequence(lines) {
+            defer { catalog.changed = false }
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             if fields.first == "@", fields.count == 3, let stamp = FileStamp(field: fields[2]) {
                 catalog.containerStamps[String(fields[1])] = stamp
+            } else if fields.first == "#", fields.count == 3, let digest = UInt64(fields[1]), let stamp = FileStamp(field: fields[2]) {
+                catalog.registration = (digest, stamp)
             } else if let entry = Entry(fields: fields) {
                 catalog.entries[entry.record.id] = entry
             }
@@ -137,6 +145,7 @@ struct DocumentCatalog: Sendable {
         for (key, stamp) in containerStamps.sorted(by: { $0.key < $1.key }) {
             text += "@\t\(key)\t\(stamp.field)\n"
         }
+        if let registration { text += "#\t\(registration.digest)\t\(registration.stamp.field)\n" }
         for entry in entries.values { text += entry.line + "\n" }
         try AtomicFile.write(Data(text.utf8), to: url, durable: false)
         changed = false

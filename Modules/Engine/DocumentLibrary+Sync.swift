@@ -122,8 +122,8 @@ extension DocumentLibrary {
         }
         passing.sort { $0.id < $1.id }
         var registry: [DeviceRecord]?
-        let registryChanged = scope.isFull && containerFolderChanged(container.devicesDirectory, key: "devices")
-        var appliedChanged = false
+        let registryStamp = FileStamp(path: container.devicesDirectory.path)
+        let registryChanged = scope.isFull && catalog.containerStamps["devices"] != registryStamp
         for (index, record) in passing.enumerated() {
             defer { progress?(SyncProgress(done: index + 1, total: passing.count, importedLogs: report.importedLogs)) }
             if let mark = trustedQuietMark(record, container) {
@@ -163,7 +163,6 @@ extension DocumentLibrary {
                 if !wasViewable, !contents.graph.objects.isEmpty { emit(.becameViewable(record.id)) }
                 if imported.progress.percent < 100 { emit(.downloadProgress(record.id, percent: imported.progress.percent)) }
                 if !fromPeers.isEmpty { await didImportFromPeers(record, logs: fromPeers) }
-                if contents.sync.applied != before.sync.applied { appliedChanged = true }
                 if let carried = contents.graph.carriedName, carried != record.name.rawValue,
                    let newName = try? DocumentName(carried) {
                     await closeDocument(record.id)
@@ -191,7 +190,8 @@ extension DocumentLibrary {
         }
         await closeWhatThePassOpened()
         guard scope.isFull else { return report }
-        await registerIfChanged(replicator, appliedChanged: appliedChanged, &report)
+        if registryChanged { actedOn(container.devicesDirectory, key: "devices", stamp: registryStamp) }
+        await registerIfChanged(replicator, &report)
         return report
     }
 
@@ -200,12 +200,6 @@ extension DocumentLibrary {
         report.quarantined.append(file.description)
         emit(.quarantined(file.description))
         logger.warning("quarantined", metadata: ["file": "\(file.url.path)", "reason": "\(file.reason)"])
-    }
-
-    /// Whether a container folder changed since this device last acted on it. The new stamp is
-    /// remembered by ``actedOn(_:key:stamp:)`` once the pass has done the work.
-    func containerFolderChanged(_ url: URL, key: String) -> Bool {
-        catalog.containerStamps[key] != FileStamp(path: url.path) || catalog.containerStamps[key] == nil
     }
 
     /// Remembers the stamp of a container folder whose contents this pass acted on, unless it
@@ -258,16 +252,18 @@ extension DocumentLibrary {
                 report.problems.append("cannot create a local copy of \(info.name): \(error)")
             }
         }
-        if only == nil, discovery.problems.isEmpty, report.problems.isEmpty { actedOn(folder, key: "documents", stamp: stamp) }
+        // Nothing is remembered while a folder waits for its info file: the file lands inside
+        // the document's folder, which does not change `documents/`.
+        if only == nil, discovery.problems.isEmpty, discovery.waiting.isEmpty, report.problems.isEmpty {
+            actedOn(folder, key: "documents", stamp: stamp)
+        }
         return found
     }
 
-    /// Writes this device's registry file when what it has applied changed (or the file is not
-    /// the one this process wrote).
-    private func registerIfChanged(_ replicator: Replicator, appliedChanged: Bool, _ report: inout SyncReport) async {
-        let registryFile = replicator.container.deviceRecordURL(identity.id)
-        let fileStamp = FileStamp(path: registryFile.path)
-        if !appliedChanged, fileStamp.modified >= 0, catalog.containerStamps["registered"] == fileStamp { return }
+    /// Writes this device's registry file when what it has applied differs from what it last
+    /// wrote there (or the file is not the one it wrote). Quiet documents give their applied
+    /// map from the catalog, so this costs no store opened.
+    private func registerIfChanged(_ replicator: Replicator, _ report: inout SyncReport) async {
         var applied: [DocumentID: [DeviceID: UInt64]] = [:]
         for record in allRecords() where record.location == .cloud {
             if let mark = catalog.quiet(record.id) {
@@ -276,12 +272,37 @@ extension DocumentLibrary {
                 applied[record.id] = contents.sync.applied
             }
         }
+        let digest = Self.digest(applied)
+        let registryFile = replicator.container.deviceRecordURL(identity.id)
+        if let registration = catalog.registration, registration.digest == digest,
+           registration.stamp == FileStamp(path: registryFile.path) {
+            return
+        }
         do {
             try replicator.register(applied: applied)
-            catalog.setContainerStamp("registered", FileStamp(path: registryFile.path))
+            catalog.registration = (digest, FileStamp(path: registryFile.path))
         } catch {
             report.problems.append("\(error)")
         }
+    }
+
+    /// A 64-bit FNV-1a digest of an applied map, in a fixed order.
+    static func digest(_ applied: [DocumentID: [DeviceID: UInt64]]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ value: UInt64) {
+            for shift in stride(from: 0, to: 64, by: 8) {
+                hash ^= (value >> UInt64(shift)) & 0xff
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+        }
+        for (document, devices) in applied.sorted(by: { $0.key < $1.key }) {
+            for byte in withUnsafeBytes(of: document.uuid.uuid, Array.init) { mix(UInt64(byte)) }
+            for (device, sequence) in devices.sorted(by: { $0.key < $1.key }) {
+                for byte in withUnsafeBytes(of: device.uuid.uuid, Array.init) { mix(UInt64(byte)) }
+                mix(sequence)
+            }
+        }
+        return hash
     }
 
     /// The trusted quiet mark of a document: its stamps are still the ones the pass saw.
@@ -311,11 +332,11 @@ extension DocumentLibrary {
     /// Sync's; what to do with local records is decided here.
     private func checkIdentity(_ container: Container, report: inout SyncReport) async throws -> Bool {
         var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
-        let hasCloudDocuments = allRecords().contains { $0.location == .cloud }
         let outcome: (check: IdentityCheck, inForce: Set<UUID>)
         do {
             outcome = try container.checkIdentity(
-                remembered: device.containerID, canSeed: !hasCloudDocuments, device: identity.id, now: configuration.now(),
+                remembered: device.containerID, canSeed: { !self.allRecords().contains { $0.location == .cloud } },
+                device: identity.id, now: configuration.now(),
                 newID: configuration.newUUID())
         } catch {
             if case .unknownFormat = error.kind { throw EngineError.containerFormat(error.description) }

@@ -102,7 +102,9 @@ public struct LiveSync: Service {
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: configuration.autosaveInterval)
-                    if !Task.isCancelled, await !library.settings.fastSave { await library.shipWaitingSaves() }
+                    // Saves that wait in an outbox: this process's with FastSave off, and other
+                    // processes' of this device (whatever their FastSave).
+                    if !Task.isCancelled { await library.shipWaitingSaves() }
                 }
             }
             if let containerWatch {

@@ -12,6 +12,10 @@ public enum ContainerChange: Sendable, Hashable {
     /// A file in one document's folder: a log, info file or baseline, with the device that
     /// wrote it when the name says (`writer` is nil for anything else in the folder).
     case document(DocumentID, writer: DeviceID?)
+    /// A folder of the layout itself (`documents/`, `tombstones/`, …, a document's folder, its
+    /// `logs/` or `baselines/`): created or removed. Nothing to import by itself: the watcher
+    /// reports the files a new folder holds, and a document's removal comes with a tombstone.
+    case folder
     /// A device's registry file: it matters only for pruning, which full passes do.
     case registry
     /// Anything else (identity, tombstones, the folders themselves, an unknown name): every
@@ -42,6 +46,10 @@ public struct Discovery: Sendable {
     public var found: [DocumentInfo] = []
     /// Folders that cannot be read as a document (a link where a folder belongs).
     public var problems: [QuarantinedFile] = []
+    /// Folders whose info file has not arrived (or is not readable yet): looked at again.
+    public var waiting: [DocumentID] = []
+    /// Folders of deleted documents that came back, removed.
+    public var stragglersRemoved: [DocumentID] = []
 }
 
 extension Container {
@@ -52,8 +60,10 @@ extension Container {
         guard let relative = relativePath(of: url) else { return .containerWide(writer: nil) }
         let parts = relative.split(separator: "/")
         if parts.count >= 2, parts[0] == "documents", let id = DocumentID(String(parts[1])) {
+            if parts.count == 2 || (parts.count == 3 && (parts[2] == "logs" || parts[2] == "baselines")) { return .folder }
             return .document(id, writer: Self.writer(of: parts.dropFirst(2)))
         }
+        if parts.count == 1, ["documents", "devices", "tombstones", "identity"].contains(parts[0]) { return .folder }
         if parts.first == "devices" { return .registry }
         if parts.count == 2, parts[0] == "identity", parts[1].hasSuffix(".json") {
             return .containerWide(writer: DeviceID(String(parts[1].dropLast(5))))
@@ -90,7 +100,7 @@ extension Container {
     /// - Throws: ``SyncError`` when the container cannot be read, has a newer format, or cannot
     ///   be seeded.
     public func checkIdentity(
-        remembered: UUID?, canSeed: Bool, device: DeviceID, now: Date, newID: UUID
+        remembered: UUID?, canSeed: () -> Bool, device: DeviceID, now: Date, newID: UUID
     ) throws(SyncError) -> (check: IdentityCheck, inForce: Set<UUID>) {
         let identities = try identities()
         let current = Self.elect(identities)
@@ -106,7 +116,7 @@ extension Container {
             // Two devices seeded an empty container at once; the smaller UUID wins for all.
             return (.agreed(current: current.containerID, remember: current.containerID), inForce)
         }
-        if current == nil, canSeed {
+        if current == nil, canSeed() {
             let seeded = try seedIdentity(device: device, now: now, newID: newID)
             return (.agreed(current: seeded.containerID, remember: seeded.containerID), inForce.union([seeded.containerID]))
         }
@@ -158,8 +168,20 @@ extension Container {
         return TombstoneScan(deleted: Set(scan.tombstones.keys), problems: scan.problems)
     }
 
-    /// Whether a document was deleted from the container (by any device).
+    /// Whether a document was deleted from the container (by any device), by the names of the
+    /// tombstones present.
     public func isDeleted(_ id: DocumentID) -> Bool { !tombstones(of: id).isEmpty }
+
+    /// Whether one of the document's tombstones reads as a valid tombstone for it.
+    func hasValidTombstone(_ id: DocumentID) -> Bool {
+        tombstones(of: id).contains { name in
+            let parts = name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, let device = DeviceID(String(parts[1])),
+                  let tombstone: DocumentTombstone = try? readJSON(tombstonesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRecordSize)
+            else { return false }
+            return tombstone.document == id && tombstone.deletedBy == device && tombstone.format <= Self.formatVersion
+        }
+    }
 
     /// The documents present that a device does not know yet: not in `known`, not deleted, not
     /// left over from a reset container, with an info file. `only` limits the look to some
@@ -173,13 +195,23 @@ extension Container {
         let named = Set(listNames(tombstonesDirectory).compactMap { name in
             name.split(separator: ".", maxSplits: 1).first.flatMap { DocumentID(String($0)) }
         })
-        for id in candidates where !named.contains(id) {
+        for id in candidates {
+            if named.contains(id) {
+                // A folder of a deleted document came back (a straggler log delivered after the
+                // delete): the tombstone wins. Only a valid tombstone removes anything.
+                if hasValidTombstone(id) {
+                    remove(documentDirectory(id))
+                    discovery.stragglersRemoved.append(id)
+                }
+                continue
+            }
             let infos = infos(id)
             // A folder of the container before a reset, still in this replica: not a document here.
             if !inForce.isEmpty, !infos.isEmpty, infos.allSatisfy({ info in info.container.map { !inForce.contains($0) } ?? false }) {
                 continue
             }
             guard let info = infos.first else {
+                discovery.waiting.append(id)
                 let logs = documentDirectory(id).appendingPathComponent("logs", isDirectory: false)
                 if only == nil, let problem = symlinkProblem(logs) {
                     discovery.problems.append(QuarantinedFile(url: documentDirectory(id), reason: problem))

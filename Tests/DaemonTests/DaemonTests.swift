@@ -134,6 +134,36 @@ import TestSupport
             root: setup.root, container: setup.container, settings: setup.settings, identity: setup.identity, stores: stores))
     }
 
+    /// A daemon that has imported something rests: its pass count stops growing while nothing
+    /// changes (it used to climb ten a second, each pass's store files waking the next). The
+    /// counter settling is waited for; the assertion is that it settles, and soon.
+    @Test func anIdleDaemonStopsPassingOnceItHasImported() async throws {
+        defer { folder.remove() }
+        let stores = StoreProvider.standard()
+        let a = try library("A", stores: stores)
+        let created = try await a.create(name: try DocumentName("Quiet"))
+        let daemon = try start("B")
+        try await waitUntilRunning(daemon, root: "B")
+        let statusB = DeviceRoot(url: root("B")).daemonStatusURL
+        try await a.appendText(created.id, " edited on A")
+        await a.closeAll()
+        let imported = await eventually(timeout: .seconds(20)) {
+            readStatus(statusB).map { $0["documents"] as? Int == 1 && $0["lastImportAt"] != nil } ?? false
+        }
+        #expect(imported, "\(daemon.log)")
+        var last = -1
+        var since = ContinuousClock.now
+        let settled = await eventually(timeout: .seconds(20)) {
+            let passes = readStatus(statusB)?["passes"] as? Int ?? -1
+            if passes != last { (last, since) = (passes, .now) }
+            return ContinuousClock.now - since > .seconds(2)
+        }
+        #expect(settled, "the pass count never settled (last \(last)); log:\n\(daemon.log)")
+        #expect(last <= 6, "\(last) passes for one document and two imports")
+        daemon.send(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: .seconds(20)) == 0)
+    }
+
     @Test func aDaemonShipsAnotherProcesssSavesAndItsPeerImportsThem() async throws {
         defer { folder.remove() }
         // Another process of device A (this one) works with FastSave off: its logs wait in the
