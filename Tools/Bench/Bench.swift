@@ -14,11 +14,14 @@ struct Bench: AsyncParsableCommand {
         commandName: "multidoc-bench",
         abstract: "Measure multidoc's sync latencies and scale against this machine's durable file hand-off.",
         discussion: """
-            Runs, on one container: the physical limit (two processes handing a 200-byte file back and \
-            forth by write + fsync + rename + fsync(dir) with inotify), two multidocd daemons pinging \
-            with FastSave on and off, new on A → viewable on B, a fresh device importing a backlog, \
-            multidoc list and a full pass with many documents, and a daemon's peak memory while it \
-            syncs many documents. Build everything first: swift build -c release.
+            Runs: the physical limit (two processes handing a 200-byte file back and forth by write + \
+            fsync + rename + fsync(dir) with inotify), two multidocd daemons pinging with FastSave on \
+            and off, new on A → viewable on B, a fresh device importing a backlog; then, on one \
+            container of --documents documents: multidoc list and a full pass, an idle daemon's CPU \
+            time and passes, show / edit --append / new / list timed, a fresh device joining, and a \
+            daemon's peak memory while it syncs them. Every row has a stable id (--json, first \
+            column); --only ID_PREFIX runs the scenarios of the matching rows. Build everything first: \
+            swift build -c release.
             """,
         subcommands: [Run.self, HandoffPeer.self],
         defaultSubcommand: Run.self)
@@ -32,10 +35,17 @@ struct Run: AsyncParsableCommand {
     @Option(name: .customLong("handoff-rounds"), help: "Round trips of the physical-limit hand-off.") var handoffRounds = 300
     @Option(name: .customLong("new-documents"), help: "Documents created on A for new → viewable.") var newDocuments = 20
     @Option(help: "Changes in the backlog a fresh device imports.") var backlog = 100_000
-    @Option(help: "Documents in the container for list and the full pass.") var documents = 10_000
-    @Option(name: .customLong("memory-documents"), help: "Documents the daemon syncs while its memory is measured.") var memoryDocuments = 1_000
+    @Option(help: "Documents in the shared container (list, full pass, idle daemon, CLI commands, join, memory).") var documents = 10_000
+    @Option(name: .customLong("memory-documents"), help: "Documents the daemon syncs while its memory is measured (default: --documents).")
+    var memoryDocuments: Int?
+    @Option(name: .customLong("idle-seconds"), help: "Seconds the settled daemon's CPU time is measured (default 60; --quick: 10).")
+    var idleSeconds: Int?
+    @Option(name: .customLong("only"), parsing: .singleValue,
+            help: ArgumentHelp("Run only the scenarios with a row whose id starts with this; repeatable (--only cli. --only daemon.idle).",
+                               valueName: "id-prefix"))
+    var only: [String] = []
     @Option(help: "Storage backend of the devices (sqlite or json).") var store = "sqlite"
-    @Flag(help: "Small sizes, for a quick look (a minute).") var quick = false
+    @Flag(help: "Small sizes, for a quick look (a few minutes): 300 documents, 10 s idle.") var quick = false
     @Flag(help: "Print the table as JSON.") var json = false
     @Flag(help: "Print the table as Markdown (for Docs/PERFORMANCE.md).") var markdown = false
     @Flag(help: "Keep the working folder.") var keep = false
@@ -44,77 +54,173 @@ struct Run: AsyncParsableCommand {
         guard ["sqlite", "json"].contains(store) else { throw ValidationError("--store must be sqlite or json") }
         for (name, value) in [("--rounds", rounds), ("--slow-rounds", slowRounds), ("--handoff-rounds", handoffRounds),
                               ("--new-documents", newDocuments), ("--backlog", backlog), ("--documents", documents),
-                              ("--memory-documents", memoryDocuments)] where value < 1 {
+                              ("--memory-documents", memoryDocuments ?? 1), ("--idle-seconds", idleSeconds ?? 1)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
         if json && markdown { throw ValidationError("choose one of --json or --markdown") }
+        let ids = Scenario.allCases.flatMap(\.rows)
+        for prefix in only where !ids.contains(where: { $0.hasPrefix(prefix) }) {
+            throw ValidationError("--only \(prefix) matches no row; the ids are \(ids.joined(separator: ", "))")
+        }
+    }
+
+    struct Sizes {
+        var rounds, slow, handoff, new, backlog, documents, memory, idleSeconds: Int
     }
 
     func run() async throws {
         let programs: Programs
         do { programs = try Programs() } catch { throw ValidationError("\(error)") }
         let sizes = quick
-            ? (rounds: 10, slow: 3, handoff: 100, new: 5, backlog: 5_000, documents: 300, memory: 100)
-            : (rounds: rounds, slow: slowRounds, handoff: handoffRounds, new: newDocuments, backlog: backlog, documents: documents, memory: memoryDocuments)
+            ? Sizes(rounds: 10, slow: 3, handoff: 100, new: 5, backlog: 5_000, documents: 300, memory: memoryDocuments ?? 300, idleSeconds: idleSeconds ?? 10)
+            : Sizes(rounds: rounds, slow: slowRounds, handoff: handoffRounds, new: newDocuments, backlog: backlog, documents: documents,
+                    memory: memoryDocuments ?? documents, idleSeconds: idleSeconds ?? 60)
+        let selected = Set(Scenario.allCases.filter { scenario in
+            only.isEmpty || scenario.rows.contains { id in only.contains { id.hasPrefix($0) } }
+        })
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("multidoc-bench-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
         var table = Table()
+        let n = sizes.documents
 
-        progress("physical limit: \(sizes.handoff) durable hand-offs between two processes …")
-        let limit = try Handoff.measure(rounds: sizes.handoff, folder: folder.appendingPathComponent("handoff"), executable: programs.bench)
-        guard let limitOneWay = LatencyStatistics(milliseconds: limit.oneWayMs), let limitTrip = LatencyStatistics(milliseconds: limit.roundTripMs) else {
-            throw BenchError("the hand-off measured nothing")
+        if selected.contains(.limit) || selected.contains(where: \.usesLimit) {
+            progress("physical limit: \(sizes.handoff) durable hand-offs between two processes …")
+            let limit = try Handoff.measure(rounds: sizes.handoff, folder: folder.appendingPathComponent("handoff"), executable: programs.bench)
+            guard let limitOneWay = LatencyStatistics(milliseconds: limit.oneWayMs), let limitTrip = LatencyStatistics(milliseconds: limit.roundTripMs) else {
+                throw BenchError("the hand-off measured nothing")
+            }
+            table.oneWay = limitOneWay.p50Ms
+            table.roundTrip = limitTrip.p50Ms
+            table.latency("limit", "physical limit: durable hand-off", limitOneWay, roundTrip: limitTrip)
         }
-        table.oneWay = limitOneWay.p50Ms
-        table.roundTrip = limitTrip.p50Ms
-        table.latency("physical limit: durable hand-off", limitOneWay, roundTrip: limitTrip)
 
-        for (fastSave, count) in [(true, sizes.rounds), (false, sizes.slow)] {
+        for (scenario, fastSave, count) in [(Scenario.ping, true, sizes.rounds), (.pingSlow, false, sizes.slow)] where selected.contains(scenario) {
             progress("two daemons pinging, FastSave \(fastSave ? "on" : "off"), \(count) rounds each …")
             let samples = try await Scenarios.daemonPing(
                 programs, folder: folder.appendingPathComponent("ping-\(fastSave)"), store: store, fastSave: fastSave, rounds: count)
             table.latency(
+                fastSave ? "ping" : "ping.slow",
                 "daemons ping, FastSave \(fastSave ? "on" : "off") (\(samples.count) imports)",
                 LatencyStatistics(milliseconds: samples.map(\.oneWayMs)),
                 roundTrip: LatencyStatistics(milliseconds: samples.compactMap(\.roundTripMs)))
         }
 
-        progress("new on A → viewable on B, \(sizes.new) documents …")
-        let viewable = try await Scenarios.newToViewable(folder: folder.appendingPathComponent("new"), store: store, documents: sizes.new)
-        if let stats = LatencyStatistics(milliseconds: viewable) {
-            table.row("new on A → viewable on B, p50", ms: stats.p50Ms, ratio: true)
-            table.row("new on A → viewable on B, max", ms: stats.maxMs, ratio: true)
+        if selected.contains(.newViewable) {
+            progress("new on A → viewable on B, \(sizes.new) documents …")
+            let viewable = try await Scenarios.newToViewable(folder: folder.appendingPathComponent("new"), store: store, documents: sizes.new)
+            guard let stats = LatencyStatistics(milliseconds: viewable) else { throw BenchError("new → viewable measured nothing") }
+            table.row("new.viewable.p50", "new on A → viewable on B, p50", ms: stats.p50Ms, ratio: .oneWay)
+            table.row("new.viewable.max", "new on A → viewable on B, max", ms: stats.maxMs, ratio: .oneWay)
         }
 
-        progress("backlog: a fresh device imports \(sizes.backlog) changes …")
-        let backlogResult = try await Scenarios.backlog(folder: folder.appendingPathComponent("backlog"), store: store, changes: sizes.backlog)
-        table.row("backlog import, \(sizes.backlog) changes in \(backlogResult.logs) logs", text: String(format: "%.2f s", backlogResult.seconds))
-        table.row("backlog import throughput", text: "\(Int(Double(sizes.backlog) / backlogResult.seconds)) changes/s")
+        if selected.contains(.backlog) {
+            progress("backlog: a fresh device imports \(sizes.backlog) changes …")
+            let result = try await Scenarios.backlog(folder: folder.appendingPathComponent("backlog"), store: store, changes: sizes.backlog)
+            table.row("import.seconds", "backlog import, \(sizes.backlog) changes in \(result.logs) logs", value: result.seconds, unit: "s")
+            let rate = Double(sizes.backlog) / result.seconds
+            table.row("import.rate", "backlog import throughput", value: rate, unit: "changes/s", text: "\(Int(rate)) changes/s")
+        }
 
-        progress("scale: \(sizes.documents) documents in the container …")
-        let scale = try await Scenarios.scale(programs, folder: folder.appendingPathComponent("scale"), store: store, documents: sizes.documents)
-        guard scale.listed == sizes.documents else { throw BenchError("multidoc list showed \(scale.listed) of \(sizes.documents) documents") }
-        table.row("multidoc list, \(sizes.documents) documents, first run (imports all)", text: String(format: "%.2f s", scale.coldListSeconds))
-        table.row("multidoc list, \(sizes.documents) documents, second run (every store looked at)", text: String(format: "%.2f s", scale.secondListSeconds))
-        table.row("multidoc list, \(sizes.documents) documents, steady state (quiet ones skipped)", text: String(format: "%.2f s", scale.warmListSeconds))
-        table.row("full pass, \(sizes.documents) documents, fresh process looking at all", ms: scale.thoroughPassMs, ratio: false)
-        table.row("full pass, \(sizes.documents) quiet documents (the daemon's 5 s rescan)", ms: scale.quietPassMs, ratio: false)
+        let scale = try ScaleWorkspace(programs, folder: folder.appendingPathComponent("scale"), store: store, documents: n)
 
-        progress("daemon memory: syncing \(sizes.memory) documents …")
-        let memory = try await Scenarios.daemonMemory(programs, folder: folder.appendingPathComponent("memory"), store: store, documents: sizes.memory)
-        table.row("multidocd peak RSS syncing \(sizes.memory) documents (in \(String(format: "%.1f", memory.seconds)) s)",
-                  text: String(format: "%.1f MB", Double(memory.bytes) / 1_048_576))
+        if selected.contains(.list) {
+            progress("multidoc list with \(n) documents in the container …")
+            let lists = try await Scenarios.lists(scale)
+            table.row("list.cold", "multidoc list, \(n) documents, first run (imports all)", value: lists.cold, unit: "s")
+            table.row("list.second", "multidoc list, \(n) documents, second run (every store looked at)", value: lists.second, unit: "s")
+            table.row("list.steady", "multidoc list, \(n) documents, steady state (quiet ones skipped)", value: lists.steady, unit: "s")
+        }
+
+        if selected.contains(.pass) {
+            progress("full passes over \(n) documents …")
+            let passes = try await Scenarios.passes(scale)
+            table.row("pass.thorough", "full pass, \(n) documents, fresh process looking at all", ms: passes.thoroughMs)
+            table.row("pass.quiet", "full pass, \(n) quiet documents (the daemon's 5 s rescan)", ms: passes.quietMs)
+        }
+
+        if selected.contains(.idle) {
+            progress("idle daemon: multidocd on a root with \(n) quiet documents, \(sizes.idleSeconds) s …")
+            let idle = try await Scenarios.daemonIdle(scale, seconds: sizes.idleSeconds)
+            let window = String(format: "%.0f s", idle.windowSeconds)
+            let settled = idle.settled ? String(format: "settled after %.1f s", idle.settleSeconds) : "never settled in 300 s"
+            table.row("daemon.idle.cpu", "multidocd idle, \(idle.documents) quiet documents: CPU over \(window) (\(settled))",
+                      value: idle.cpuPercent, unit: "% of one core", text: String(format: "%.2f %%", idle.cpuPercent),
+                      target: Target("≤ 1 %", atMost: 1))
+            table.row("daemon.idle.passes", "multidocd idle, \(idle.documents) quiet documents: passes in \(window)",
+                      value: Double(idle.passes), unit: "passes", text: "\(idle.passes)", target: Target("0 passes", atMost: 0))
+        }
+
+        if selected.contains(.join) {
+            progress("join: a fresh device lists \(n) documents until all are viewable …")
+            let join = try await Scenarios.join(scale)
+            table.row("join.10k", "fresh device joins \(n) documents, until all viewable (\(join.commands) command\(join.commands == 1 ? "" : "s"))",
+                      value: join.seconds, unit: "s", target: Target("≤ 15 s", atMost: 15))
+        }
+
+        if selected.contains(.memory) {
+            progress("daemon memory: syncing \(sizes.memory) documents …")
+            let memory: (bytes: Int, seconds: Double)
+            if sizes.memory == n {
+                try scale.fill()
+                memory = try await Scenarios.daemonMemory(programs, container: scale.container, root: scale.root("M"), device: "M",
+                                                          log: folder.appendingPathComponent("scale/multidocd-memory.log"), store: store, documents: n)
+            } else {
+                let space = try Workspace(folder.appendingPathComponent("memory"))
+                try space.fill(documents: sizes.memory)
+                memory = try await Scenarios.daemonMemory(programs, container: space.container, root: space.root("M"), device: "M",
+                                                          log: space.folder.appendingPathComponent("multidocd.log"), store: store, documents: sizes.memory)
+            }
+            let megabytes = Double(memory.bytes) / 1_048_576
+            table.row("daemon.rss.10k", "multidocd peak RSS syncing \(sizes.memory) documents (in \(String(format: "%.1f", memory.seconds)) s)",
+                      value: megabytes, unit: "MB", target: Target("≤ 64 MB", atMost: 64))
+        }
+
+        // Last: `new` adds documents to the container, which the rows above count exactly.
+        if selected.contains(.cli) {
+            progress("CLI commands on a root with \(n) documents, nothing pending …")
+            let cli = try await Scenarios.cli(scale)
+            let of = "\(n) documents, median of \(cli.runs)"
+            let fast = Target("≤ 50 ms", atMost: 50)
+            table.row("cli.show.10k", "multidoc show \(cli.document), \(of)", ms: cli.showMs, target: fast)
+            table.row("cli.append.10k", "multidoc edit \(cli.document) --append, \(of)", ms: cli.appendMs, target: fast)
+            table.row("cli.new.10k", "multidoc new, \(of)", ms: cli.newMs, target: fast)
+            table.row("cli.list.10k", "multidoc list --json, \(of)", ms: cli.listMs, target: Target("≤ 300 ms", atMost: 300))
+        }
 
         if json {
             let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             print(String(decoding: try encoder.encode(table.rows), as: UTF8.self))
         } else {
             print(markdown ? table.markdown() : table.text())
         }
         if keep { progress("kept \(folder.path)") }
     }
+}
+
+/// The benchmark's parts, each with the ids of the rows it adds (`--only` picks by them).
+enum Scenario: CaseIterable {
+    case limit, ping, pingSlow, newViewable, backlog, list, pass, idle, join, memory, cli
+
+    var rows: [String] {
+        switch self {
+        case .limit: ["limit.oneway.p50", "limit.oneway.p99", "limit.roundtrip.p50"]
+        case .ping: ["ping.oneway.p50", "ping.oneway.p99", "ping.roundtrip.p50"]
+        case .pingSlow: ["ping.slow.oneway.p50", "ping.slow.oneway.p99", "ping.slow.roundtrip.p50"]
+        case .newViewable: ["new.viewable.p50", "new.viewable.max"]
+        case .backlog: ["import.seconds", "import.rate"]
+        case .list: ["list.cold", "list.second", "list.steady"]
+        case .pass: ["pass.thorough", "pass.quiet"]
+        case .idle: ["daemon.idle.cpu", "daemon.idle.passes"]
+        case .join: ["join.10k"]
+        case .memory: ["daemon.rss.10k"]
+        case .cli: ["cli.show.10k", "cli.append.10k", "cli.new.10k", "cli.list.10k"]
+        }
+    }
+
+    /// Whether its rows are divided by the physical limit (measured first).
+    var usesLimit: Bool { [.ping, .pingSlow, .newViewable].contains(self) }
 }
 
 struct HandoffPeer: ParsableCommand {
@@ -128,50 +234,86 @@ struct HandoffPeer: ParsableCommand {
     }
 }
 
-/// The figures, each with its ratio to the physical limit where one applies.
+/// An aim a row is held to: met when its value is at most `atMost`.
+struct Target {
+    var text: String
+    var atMost: Double
+
+    init(_ text: String, atMost: Double) {
+        self.text = text
+        self.atMost = atMost
+    }
+}
+
+/// The figures, each with a stable id, its value as a number in its unit, its ratio to the
+/// physical limit where one applies and its target where the issue set one.
 struct Table {
     struct Row: Encodable {
+        /// Stable across versions of the benchmark: scripts compare runs by it.
+        var id: String
         var figure: String
-        var value: String
+        /// The value as shown.
+        var text: String
+        var value: Double
+        var unit: String
         var milliseconds: Double?
         var ratioToLimit: Double?
+        var target: String?
+        var met: Bool?
     }
+
+    enum Ratio { case none, oneWay, roundTrip }
 
     var rows: [Row] = []
     var oneWay = 0.0
     var roundTrip = 0.0
 
-    mutating func row(_ figure: String, ms: Double, ratio: Bool, roundTrip trip: Bool = false) {
-        let reference = trip ? roundTrip : oneWay
-        rows.append(Row(figure: figure, value: String(format: "%.2f ms", ms), milliseconds: ms,
-                        ratioToLimit: ratio && reference > 0 ? ms / reference : nil))
-    }
-
-    mutating func row(_ figure: String, text: String) {
-        rows.append(Row(figure: figure, value: text))
-    }
-
-    mutating func latency(_ label: String, _ oneWay: LatencyStatistics?, roundTrip trip: LatencyStatistics?) {
-        if let oneWay {
-            row("\(label): one-way p50", ms: oneWay.p50Ms, ratio: true)
-            row("\(label): one-way p99", ms: oneWay.p99Ms, ratio: true)
+    mutating func row(_ id: String, _ figure: String, value: Double, unit: String, text: String? = nil,
+                      milliseconds: Double? = nil, ratio: Ratio = .none, target: Target? = nil) {
+        let reference = switch ratio {
+        case .none: 0.0
+        case .oneWay: oneWay
+        case .roundTrip: roundTrip
         }
-        if let trip { row("\(label): round trip p50", ms: trip.p50Ms, ratio: true, roundTrip: true) }
+        let shown = text ?? (unit == "MB" ? String(format: "%.1f MB", value) : String(format: "%.2f", value) + " " + unit)
+        rows.append(Row(id: id, figure: figure, text: shown, value: value, unit: unit, milliseconds: milliseconds,
+                        ratioToLimit: reference > 0 ? value / reference : nil,
+                        target: target?.text, met: target.map { value <= $0.atMost }))
+    }
+
+    mutating func row(_ id: String, _ figure: String, ms: Double, ratio: Ratio = .none, target: Target? = nil) {
+        row(id, figure, value: ms, unit: "ms", milliseconds: ms, ratio: ratio, target: target)
+    }
+
+    mutating func latency(_ id: String, _ label: String, _ oneWay: LatencyStatistics?, roundTrip trip: LatencyStatistics?) {
+        if let oneWay {
+            row("\(id).oneway.p50", "\(label): one-way p50", ms: oneWay.p50Ms, ratio: .oneWay)
+            row("\(id).oneway.p99", "\(label): one-way p99", ms: oneWay.p99Ms, ratio: .oneWay)
+        }
+        if let trip { row("\(id).roundtrip.p50", "\(label): round trip p50", ms: trip.p50Ms, ratio: .roundTrip) }
     }
 
     private func ratio(_ row: Row) -> String { row.ratioToLimit.map { String(format: "%.1f×", $0) } ?? "" }
+    private func target(_ row: Row) -> String {
+        guard let target = row.target, let met = row.met else { return "" }
+        return "\(target) \(met ? "met" : "MISSED")"
+    }
 
     func text() -> String {
-        let width = rows.map(\.figure.count).max() ?? 0
-        let valueWidth = rows.map(\.value.count).max() ?? 0
+        let columns: [(Row) -> String] = [\.id, \.figure, \.text, ratio, target]
+        let rightAligned = [false, false, true, true, false]
+        let widths = columns.map { cell in rows.map { cell($0).count }.max() ?? 0 }
         return rows.map { row in
-            row.figure.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                + String(repeating: " ", count: valueWidth - row.value.count) + row.value + "  " + ratio(row)
+            zip(columns, zip(widths, rightAligned)).map { cell, layout in
+                let value = cell(row), pad = String(repeating: " ", count: layout.0 - value.count)
+                return layout.1 ? pad + value : value + pad
+            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }.joined(separator: "\n")
     }
 
     func markdown() -> String {
-        (["| figure | value | × limit |", "| --- | ---: | ---: |"] + rows.map { "| \($0.figure) | \($0.value) | \(ratio($0)) |" })
+        (["| id | figure | value | × limit | target |", "| --- | --- | ---: | ---: | --- |"]
+            + rows.map { "| `\($0.id)` | \($0.figure) | \($0.text) | \(ratio($0)) | \(target($0)) |" })
             .joined(separator: "\n")
     }
 }

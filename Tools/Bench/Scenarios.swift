@@ -213,90 +213,51 @@ enum Scenarios {
         return Throughput(seconds: seconds, logs: report.importedLogs)
     }
 
-    struct Scale {
-        var fillSeconds: Double
-        var coldListSeconds: Double
-        var secondListSeconds: Double
-        var warmListSeconds: Double
-        var thoroughPassMs: Double
-        var quietPassMs: Double
-        var listed: Int
+    /// `multidoc list` on B: the first run (discovers and imports every document), the second
+    /// (looks at every store and marks them quiet) and the steady state every later command sees.
+    static func lists(_ scale: ScaleWorkspace) async throws -> (cold: Double, second: Double, steady: Double) {
+        let (cold, second) = try await scale.prepareB()
+        progress("  multidoc list on B, steady state …")
+        let (steady, listed) = try scale.list(device: "B")
+        guard listed.count >= scale.documents else { throw BenchError("multidoc list showed \(listed.count) of \(scale.documents) documents") }
+        return (cold, second, steady)
     }
 
-    /// `multidoc list` on a fresh device with `documents` documents in the container (the
-    /// first run discovers and imports them all), again once they are here, and the full pass a
-    /// daemon's rescan runs.
-    static func scale(_ programs: Programs, folder: URL, store: String, documents: Int) async throws -> Scale {
-        let space = try Workspace(folder)
-        let filler = ContainerFiller(container: space.container, deviceName: "A")
-        let fillStart = ContinuousClock.now
-        for index in 0..<documents {
-            try filler.addDocument(named: "Doc\(index)")
-            if (index + 1) % 1000 == 0 { progress("  \(index + 1) documents in the container") }
-        }
-        let fillSeconds = elapsedSeconds(since: fillStart)
-        try FileManager.default.createDirectory(at: space.root("B"), withIntermediateDirectories: true)
-        let arguments = ["list", "--json", "--root", space.root("B").path, "--container", space.container.path, "--store", store, "--device-name", "B"]
-        func list() throws -> (Double, Int) {
-            let start = ContinuousClock.now
-            let child = try Child(programs.multidoc, arguments, log: folder.appendingPathComponent("list.json"))
-            child.process.waitUntilExit()
-            let seconds = elapsedSeconds(since: start)
-            guard child.process.terminationStatus == 0, let data = try? Data(contentsOf: child.log),
-                  let rows = try? JSONSerialization.jsonObject(with: data) as? [Any] else {
-                throw BenchError("multidoc list failed; see \(child.log.path)")
-            }
-            return (seconds, rows.count)
-        }
-        progress("  multidoc list, first run (imports \(documents) documents) …")
-        let (cold, listed) = try list()
-        // Files younger than two seconds are not trusted as quiet (coarse file times), so the
-        // second run looks at every store again and marks them quiet; the third is the steady
-        // state every later command sees.
-        try await Task.sleep(for: .milliseconds(2_100))
-        progress("  multidoc list, second run (looks at every store, marks them quiet) …")
-        let (second, _) = try list()
-        progress("  multidoc list, steady state …")
-        let (warm, _) = try list()
-        // The daemon's view: a fresh process without the quiet index looks at every document;
-        // the next pass skips the quiet ones (the 5 s rescan).
-        try? FileManager.default.removeItem(at: DeviceRoot(url: space.root("B")).catalogURL)
-        let (_, b) = try space.library("B", store: store)
+    /// The full pass a daemon's rescan runs on B, in milliseconds: a fresh process without the
+    /// quiet index looks at every document; the next pass skips the quiet ones (the 5 s rescan).
+    static func passes(_ scale: ScaleWorkspace) async throws -> (thoroughMs: Double, quietMs: Double) {
+        _ = try await scale.prepareB()
+        try? FileManager.default.removeItem(at: DeviceRoot(url: scale.root("B")).catalogURL)
+        let (_, b) = try scale.space.library("B", store: scale.store)
         var start = ContinuousClock.now
         await b.sync()
-        let thorough = elapsedSeconds(since: start) * 1000
+        let thorough = (ContinuousClock.now - start).milliseconds
         start = ContinuousClock.now
         let report = await b.sync()
-        let quiet = elapsedSeconds(since: start) * 1000
+        let quiet = (ContinuousClock.now - start).milliseconds
         await b.closeAll()
-        guard report.skippedQuiet == documents else { throw BenchError("the steady pass skipped \(report.skippedQuiet) of \(documents) quiet documents") }
-        return Scale(fillSeconds: fillSeconds, coldListSeconds: cold, secondListSeconds: second, warmListSeconds: warm, thoroughPassMs: thorough, quietPassMs: quiet, listed: listed)
+        guard report.skippedQuiet >= scale.documents else {
+            throw BenchError("the steady pass skipped \(report.skippedQuiet) of \(scale.documents) quiet documents")
+        }
+        return (thorough, quiet)
     }
 
-    /// The daemon's peak resident memory while it discovers and imports `documents` documents.
-    static func daemonMemory(_ programs: Programs, folder: URL, store: String, documents: Int) async throws -> (bytes: Int, seconds: Double) {
-        let space = try Workspace(folder)
-        let filler = ContainerFiller(container: space.container, deviceName: "A")
-        for index in 0..<documents { try filler.addDocument(named: "Doc\(index)") }
-        let root = space.root("B")
+    /// The daemon's peak resident memory while it discovers and imports the `documents`
+    /// documents of `container` into the fresh device root `root`.
+    static func daemonMemory(_ programs: Programs, container: URL, root: URL, device: String, log: URL, store: String, documents: Int) async throws -> (bytes: Int, seconds: Double) {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let start = ContinuousClock.now
         let daemon = try Child(programs.multidocd, [
-            "--root", root.path, "--container", space.container.path, "--device-name", "B", "--store", store,
+            "--root", root.path, "--container", container.path, "--device-name", device, "--store", store,
             "--rescan-interval", "0.5", "--log-level", "warning",
-        ], log: folder.appendingPathComponent("multidocd.log"))
-        let statusURL = root.appendingPathComponent("multidocd.status.json")
-        func status() -> (documents: Int, passes: Int)? {
-            guard let data = try? Data(contentsOf: statusURL),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                  let count = object["documents"] as? Int, let passes = object["passes"] as? Int else { return nil }
-            return (count, passes)
-        }
-        let deadline = ContinuousClock.now + .seconds(300)
+        ], log: log)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        // The first pass imports everything: about as long as a first `multidoc list`.
+        let deadline = ContinuousClock.now + .seconds(max(300, documents / 15))
         var synced: Int?
         var seconds = 0.0
         while ContinuousClock.now < deadline, daemon.process.isRunning {
-            if let now = status() {
+            if let now = DaemonStatusFile(root: root) {
                 if synced == nil, now.documents >= documents {
                     synced = now.passes
                     seconds = elapsedSeconds(since: start)
