@@ -242,7 +242,8 @@ extension DocumentLibrary {
                 id: info.document, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
                 location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy, container: info.container ?? containerID)
             do {
-                _ = try await openDocument(record, create: true, forPass: true)
+                // The record only: the store is made by the pass that imports the document (the
+                // same pass, for a full or command pass), so a discovery never holds stores open.
                 try saveRecord(record)
                 found.append(record.id)
                 report.discovered.append(info.name.rawValue)

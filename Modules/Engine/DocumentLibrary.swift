@@ -155,6 +155,11 @@ public actor DocumentLibrary {
             return summary
         }
         let open = await handler.isOpen(record.id)
+        if !open, awaitsFirstImport(record) {
+            // Discovered, not imported yet: listed, not viewable, nothing to open.
+            summary.state = [.closed, .editingDisabled, .progressAvailable]
+            return summary
+        }
         if let mark = trustedQuietMark(record, cloud?.container) {
             // Nothing changed since a pass found it quiet: no need to open the store.
             summary.state = open ? .normal : .closed
@@ -282,7 +287,9 @@ public actor DocumentLibrary {
     /// Opens a document, recovering it if the store is damaged and AttemptErrorRecovery is on.
     func open(_ record: LocalDocumentRecord, forPass: Bool = false) async throws -> OpenDocument {
         do {
-            let document = try await handler.open(record, create: false, forPass: forPass)
+            // A discovered document gets its store when something first needs it.
+            let create = awaitsFirstImport(record)
+            let document = try await handler.open(record, create: create, forPass: forPass)
             problems[record.id] = nil
             if record.location == .local { keepLastGoodCopy(of: document) }
             return document
@@ -534,6 +541,12 @@ public actor DocumentLibrary {
     }
 
     // MARK: Records
+
+    /// Whether a discovered document has no local store yet (its first import makes it).
+    func awaitsFirstImport(_ record: LocalDocumentRecord) -> Bool {
+        record.origin == .discovered
+            && !FileManager.default.fileExists(atPath: root.storeDirectory(record.id, name: record.name).path)
+    }
 
     /// Every local record (checked against the record files: one `stat` each).
     func allRecords() -> [LocalDocumentRecord] {
