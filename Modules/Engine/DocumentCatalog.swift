@@ -40,13 +40,14 @@ struct DocumentCatalog: Sendable {
     /// Every record, checked against the record files (one `stat` each; changed or new ones are
     /// read again, vanished ones dropped).
     mutating func refresh(_ root: DeviceRoot) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.documentsDirectory.path)) ?? []
+        let documents = root.documentsDirectory.path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: documents)) ?? []
         var seen = Set<DocumentID>()
         seen.reserveCapacity(names.count)
         for name in names {
             guard let id = DocumentID(name) else { continue }
             seen.insert(id)
-            refresh(id, root)
+            refresh(id, root, recordPath: documents + "/" + name + "/document.json")
         }
         for id in entries.keys where !seen.contains(id) {
             entries[id] = nil
@@ -56,14 +57,14 @@ struct DocumentCatalog: Sendable {
 
     /// One record, checked against its file. Returns it, or nil if there is none.
     @discardableResult
-    mutating func refresh(_ id: DocumentID, _ root: DeviceRoot) -> LocalDocumentRecord? {
-        let url = root.recordURL(id)
-        guard let stamp = RecordStamp(path: url.path) else {
+    mutating func refresh(_ id: DocumentID, _ root: DeviceRoot, recordPath: String? = nil) -> LocalDocumentRecord? {
+        let path = recordPath ?? root.recordURL(id).path
+        guard let stamp = RecordStamp(path: path) else {
             if entries.removeValue(forKey: id) != nil { changed = true }
             return nil
         }
         if let entry = entries[id], entry.stamp == stamp, !stamp.isRecent { return entry.record }
-        guard let data = try? AtomicFile.read(url), let record = try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data),
+        guard let data = try? AtomicFile.read(URL(fileURLWithPath: path, isDirectory: false)), let record = try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data),
               record.id == id else {
             if entries.removeValue(forKey: id) != nil { changed = true }
             return nil
@@ -117,24 +118,27 @@ struct DocumentCatalog: Sendable {
 
     private static let header = "multidoc-catalog 1"
 
-    /// Reads the catalog file; an unreadable or foreign one gives an empty catalog.
+    /// Reads the catalog file; an unreadable or foreign one gives an empty catalog. Parsed as
+    /// bytes: String's character-by-character splitting cost more than the whole command may.
     static func load(_ url: URL) -> DocumentCatalog {
         var catalog = DocumentCatalog()
         guard let data = try? AtomicFile.read(url, limit: 256 * 1024 * 1024) else { return catalog }
-        let text = String(decoding: data, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: true).makeIterator()
-        guard lines.next().map({ $0 == header }) == true else { return catalog }
-        for line in IteratorSequence(lines) {
-            defer { catalog.changed = false }
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            if fields.first == "@", fields.count == 3, let stamp = FileStamp(field: fields[2]) {
-                catalog.containerStamps[String(fields[1])] = stamp
-            } else if fields.first == "#", fields.count == 3, let digest = UInt64(fields[1]), let stamp = FileStamp(field: fields[2]) {
+        let bytes = [UInt8](data)
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        guard let first = lines.first, first.elementsEqual(header.utf8) else { return catalog }
+        for line in lines.dropFirst() {
+            let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
+            guard let kind = fields.first?.first else { continue }
+            if kind == UInt8(ascii: "@"), fields.count == 3, let stamp = FileStamp(field: fields[2]) {
+                catalog.containerStamps[String(decoding: fields[1], as: UTF8.self)] = stamp
+            } else if kind == UInt8(ascii: "#"), fields.count == 3, let digest = Field.uint64(fields[1]),
+                      let stamp = FileStamp(field: fields[2]) {
                 catalog.registration = (digest, stamp)
             } else if let entry = Entry(fields: fields) {
                 catalog.entries[entry.record.id] = entry
             }
         }
+        catalog.changed = false
         return catalog
     }
 
@@ -194,32 +198,65 @@ extension DocumentCatalog.Entry {
         return fields.joined(separator: "\t")
     }
 
-    init?(fields: [Substring]) {
-        guard fields.count == 10, let id = DocumentID(String(fields[0])) else { return nil }
-        let parts = fields[1].split(separator: ":")
-        guard parts.count == 3, let inode = UInt64(parts[0]), let modified = Int64(parts[1]), let size = Int64(parts[2]),
-              let name = try? DocumentName(String(fields[2])), let store = StoreKind(rawValue: String(fields[3])),
-              let origin = DocumentOrigin(rawValue: String(fields[4])), let location = DocumentLocation(rawValue: String(fields[5])),
-              let created = Int64(fields[6]), let createdBy = DeviceID(String(fields[7])) else { return nil }
+    init?(fields: [ArraySlice<UInt8>]) {
+        guard fields.count == 10, let id = Field.uuid(fields[0]).map(DocumentID.init) else { return nil }
+        let parts = fields[1].split(separator: UInt8(ascii: ":"))
+        guard parts.count == 3, let inode = Field.uint64(parts[0]), let modified = Field.int64(parts[1]), let size = Field.int64(parts[2]),
+              let name = try? DocumentName(String(decoding: fields[2], as: UTF8.self)),
+              let store = StoreKind(rawValue: String(decoding: fields[3], as: UTF8.self)),
+              let origin = DocumentOrigin(rawValue: String(decoding: fields[4], as: UTF8.self)),
+              let location = DocumentLocation(rawValue: String(decoding: fields[5], as: UTF8.self)),
+              let created = Field.int64(fields[6]), let createdBy = Field.uuid(fields[7]).map(DeviceID.init) else { return nil }
         var container: UUID?
-        if fields[8] != "-" {
-            guard let uuid = UUID(uuidString: String(fields[8])) else { return nil }
+        if !Field.isDash(fields[8]) {
+            guard let uuid = Field.uuid(fields[8]) else { return nil }
             container = uuid
         }
         record = LocalDocumentRecord(
             id: id, name: name, store: store, origin: origin, location: location,
             createdAt: Date(timeIntervalSince1970: Double(created) / 1000), createdBy: createdBy, container: container)
         stamp = RecordStamp(inode: inode, modified: modified, size: size)
-        quiet = fields[9] == "-" ? nil : QuietMark(field: fields[9])
+        quiet = Field.isDash(fields[9]) ? nil : QuietMark(field: fields[9])
+    }
+}
+
+/// Parsing of the catalog's fields, as bytes.
+enum Field {
+    static func isDash(_ field: ArraySlice<UInt8>) -> Bool { field.count == 1 && field.first == UInt8(ascii: "-") }
+
+    static func uuid(_ field: ArraySlice<UInt8>) -> UUID? {
+        field.withUnsafeBufferPointer { UUIDText.parse(bytes: $0) }
+    }
+
+    static func uint64(_ field: ArraySlice<UInt8>) -> UInt64? {
+        guard !field.isEmpty, field.count <= 20 else { return nil }
+        var value: UInt64 = 0
+        for byte in field {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    static func int64(_ field: ArraySlice<UInt8>) -> Int64? {
+        if field.first == UInt8(ascii: "-") {
+            guard let magnitude = uint64(field.dropFirst()), magnitude <= UInt64(Int64.max) else { return nil }
+            return -Int64(magnitude)
+        }
+        guard let magnitude = uint64(field), magnitude <= UInt64(Int64.max) else { return nil }
+        return Int64(magnitude)
     }
 }
 
 extension FileStamp {
     var field: String { "\(modified),\(size)" }
 
-    init?(field: Substring) {
-        let parts = field.split(separator: ",", omittingEmptySubsequences: false)
-        guard parts.count == 2, let modified = Int64(parts[0]), let size = Int64(parts[1]) else { return nil }
+    init?(field: ArraySlice<UInt8>) {
+        let parts = field.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+        guard parts.count == 2, let modified = Field.int64(parts[0]), let size = Field.int64(parts[1]) else { return nil }
         self.init(modified: modified, size: size)
     }
 }
@@ -233,26 +270,26 @@ extension QuietMark {
         return "\(viewable ? 1 : 0);\(modifiedField);\(stampsField);\(appliedField);\(ownLogs)"
     }
 
-    init?(field: Substring) {
-        let parts = field.split(separator: ";", omittingEmptySubsequences: false)
-        guard parts.count == 5, let ownLogs = UInt64(parts[4]) else { return nil }
-        viewable = parts[0] == "1"
-        if parts[1] == "-" {
+    init?(field: ArraySlice<UInt8>) {
+        let parts = field.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
+        guard parts.count == 5, let ownLogs = Field.uint64(parts[4]) else { return nil }
+        viewable = parts[0].first == UInt8(ascii: "1")
+        if Field.isDash(parts[1]) {
             modified = nil
         } else {
-            guard let ms = Int64(parts[1]) else { return nil }
+            guard let ms = Field.int64(parts[1]) else { return nil }
             modified = Date(timeIntervalSince1970: Double(ms) / 1000)
         }
         var stamps: [FileStamp] = []
-        for part in parts[2].split(separator: "|") {
+        for part in parts[2].split(separator: UInt8(ascii: "|")) {
             guard let stamp = FileStamp(field: part) else { return nil }
             stamps.append(stamp)
         }
         self.stamps = stamps
         var applied: [DeviceID: UInt64] = [:]
-        for pair in parts[3].split(separator: ",") {
-            let kv = pair.split(separator: "=")
-            guard kv.count == 2, let device = DeviceID(String(kv[0])), let sequence = UInt64(kv[1]) else { return nil }
+        for pair in parts[3].split(separator: UInt8(ascii: ",")) {
+            let kv = pair.split(separator: UInt8(ascii: "="))
+            guard kv.count == 2, let device = Field.uuid(kv[0]).map(DeviceID.init), let sequence = Field.uint64(kv[1]) else { return nil }
             applied[device] = sequence
         }
         self.applied = applied

@@ -138,6 +138,7 @@ extension DocumentLibrary {
                 continue
             }
             catalog.setQuiet(record.id, nil)
+            quietChecked[record.id] = nil
             do {
                 let document = try await open(record, forPass: true)
                 if record.origin == .created, !container.isPublished(record.id, by: identity.id) {
@@ -308,7 +309,12 @@ extension DocumentLibrary {
 
     /// The trusted quiet mark of a document: its stamps are still the ones the pass saw.
     func trustedQuietMark(_ record: LocalDocumentRecord, _ container: Container?) -> QuietMark? {
-        guard let mark = catalog.quiet(record.id), quietStamps(record, container) == mark.stamps else { return nil }
+        guard let mark = catalog.quiet(record.id) else { return nil }
+        // A pass that checked the stamps a moment ago (the list after a command's pass) need
+        // not check them again.
+        if let checked = quietChecked[record.id], ContinuousClock.now - checked < .milliseconds(500) { return mark }
+        guard quietStamps(record, container) == mark.stamps else { return nil }
+        quietChecked[record.id] = .now
         return mark
     }
 
@@ -317,7 +323,7 @@ extension DocumentLibrary {
     /// them changed in the last two seconds: file times come from a coarse clock, so a change
     /// in the same tick would not show, and such a document is looked at again next time.
     func quietStamps(_ record: LocalDocumentRecord, _ container: Container?) -> [FileStamp]? {
-        let store = root.storeURL(record).path
+        let store = root.url.path + "/Documents/" + record.id.description + "/" + record.name.rawValue + "/" + record.store.fileName
         // An empty write-ahead log holds nothing (opening a WAL store makes one): the main file's
         // stamp covers it. A commit makes it grow.
         var wal = FileStamp(path: store + "-wal")

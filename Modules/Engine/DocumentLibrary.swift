@@ -91,6 +91,8 @@ public actor DocumentLibrary {
     /// with FastSave off, or by another process of the device), and the store stamps after each
     /// document's last shipping: the autosave looks only at those that changed since.
     var storeTouched: Set<DocumentID> = []
+    /// When each quiet mark's stamps were last found unchanged (see `trustedQuietMark`).
+    var quietChecked: [DocumentID: ContinuousClock.Instant] = [:]
     var shippedStamps: [DocumentID: [FileStamp]] = [:]
 
     public init(_ configuration: Configuration) {
@@ -139,9 +141,12 @@ public actor DocumentLibrary {
         for record in allRecords() {
             result.append(await summary(of: record))
         }
-        return result.sorted { lhs, rhs in
-            lhs.name == rhs.name ? lhs.id < rhs.id : lhs.name.localizedStandardCompare(rhs.name) == .orderedAscending
-        }
+        // Natural order (TestDoc2 before TestDoc10), with keys made once: a locale-aware
+        // comparison per pair took an eighth of a 10,000-document list.
+        let keyed = result.map { (key: NaturalOrder.key($0.name), summary: $0) }
+        return keyed.sorted { lhs, rhs in
+            lhs.key == rhs.key ? lhs.summary.id < rhs.summary.id : lhs.key < rhs.key
+        }.map(\.summary)
     }
 
     func summary(of record: LocalDocumentRecord) async -> DocumentSummary {
@@ -424,6 +429,7 @@ public actor DocumentLibrary {
         let committed = try Replicator.commit(
             document: id, device: identity, now: configuration.now, to: document.store, ship: ship, makeChanges)
         document.invalidate()
+        quietChecked[id] = nil
         emit(.objectsDidChange(id, ChangeSummary(updated: Set(committed.log.changes.map(\.id)))))
         emit(.didSave(id, committed.summary))
         if ship, flush, settings.fastSave { flushQuietly(document) } else if ship { storeTouched.insert(id) }
@@ -544,8 +550,9 @@ public actor DocumentLibrary {
 
     /// Whether a discovered document has no local store yet (its first import makes it).
     func awaitsFirstImport(_ record: LocalDocumentRecord) -> Bool {
-        record.origin == .discovered
-            && !FileManager.default.fileExists(atPath: root.storeDirectory(record.id, name: record.name).path)
+        guard record.origin == .discovered else { return false }
+        var info = stat()
+        return stat(root.url.path + "/Documents/" + record.id.description + "/" + record.name.rawValue, &info) != 0
     }
 
     /// Every local record (checked against the record files: one `stat` each).

@@ -11,19 +11,19 @@ public struct DocumentID: Hashable, Sendable, Comparable, Codable, CustomStringC
 
     /// Parses a UUID string (any case). Returns nil for anything else.
     public init?(_ string: String) {
-        guard let uuid = UUID(uuidString: string) else { return nil }
+        guard let uuid = UUIDText.parse(string) else { return nil }
         self.uuid = uuid
     }
 
     /// The canonical lower-case spelling used in paths and file contents.
-    public var description: String { uuid.uuidString.lowercased() }
+    public var description: String { UUIDText.lowercase(uuid) }
 
-    public static func < (lhs: DocumentID, rhs: DocumentID) -> Bool { lhs.description < rhs.description }
+    public static func < (lhs: DocumentID, rhs: DocumentID) -> Bool { UUIDText.less(lhs.uuid, rhs.uuid) }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let string = try container.decode(String.self)
-        guard let uuid = UUID(uuidString: string) else {
+        guard let uuid = UUIDText.parse(string) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a UUID: \(string)")
         }
         self.uuid = uuid
@@ -42,18 +42,18 @@ public struct DeviceID: Hashable, Sendable, Comparable, Codable, CustomStringCon
     public init(_ uuid: UUID) { self.uuid = uuid }
 
     public init?(_ string: String) {
-        guard let uuid = UUID(uuidString: string) else { return nil }
+        guard let uuid = UUIDText.parse(string) else { return nil }
         self.uuid = uuid
     }
 
-    public var description: String { uuid.uuidString.lowercased() }
+    public var description: String { UUIDText.lowercase(uuid) }
 
-    public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool { lhs.description < rhs.description }
+    public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool { UUIDText.less(lhs.uuid, rhs.uuid) }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let string = try container.decode(String.self)
-        guard let uuid = UUID(uuidString: string) else {
+        guard let uuid = UUIDText.parse(string) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a UUID: \(string)")
         }
         self.uuid = uuid

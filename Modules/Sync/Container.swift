@@ -291,10 +291,23 @@ public struct Container: Sendable {
     /// `baselines/`). Files in the container are written once and renamed into place, so a new,
     /// removed or renamed file changes one of them: equal stamps mean nothing arrived.
     public func changeStamps(_ id: DocumentID) -> [FileStamp] {
-        let folder = documentDirectory(id)
-        let logs = folder.appendingPathComponent("logs", isDirectory: false)
-        var stamps = [FileStamp(path: folder.path), FileStamp(path: logs.path), FileStamp(path: baselinesDirectory(id).path)]
-        for device in listNames(logs) { stamps.append(FileStamp(path: logs.appendingPathComponent(device, isDirectory: false).path)) }
+        // Called for every document on every pass and list: paths as strings and one `readdir`
+        // (URLs and the listing's filters cost more than the `stat`s). Links are not followed
+        // into: a link where a device folder belongs is a file of another kind, stamped as such.
+        let folder = root.path + "/documents/" + id.description
+        let logs = folder + "/logs"
+        var stamps = [FileStamp(path: folder), FileStamp(path: logs), FileStamp(path: folder + "/baselines")]
+        guard let directory = opendir(logs) else { return stamps }
+        defer { closedir(directory) }
+        var devices: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard !name.hasPrefix("."), entry.pointee.d_type == UInt8(DT_DIR) || entry.pointee.d_type == UInt8(DT_UNKNOWN) else { continue }
+            devices.append(name)
+        }
+        for device in devices.sorted() { stamps.append(FileStamp(path: logs + "/" + device)) }
         return stamps
     }
 
