@@ -23,7 +23,10 @@ struct DocumentCatalog: Sendable {
         var quiet: QuietMark?
     }
 
-    private(set) var entries: [DocumentID: Entry] = [:]
+    /// Entries parsed so far. The file's other lines wait in `unparsed` until asked for: a
+    /// command about one document of 10,000 parses one line, not 10,000.
+    private var entries: [DocumentID: Entry] = [:]
+    private var unparsed: [DocumentID: ArraySlice<UInt8>] = [:]
     /// Container-wide stamps this device has acted on (documents/, tombstones/, devices/), so a
     /// command skips discovery, tombstones and the registry when they did not change.
     var containerStamps: [String: FileStamp] = [:]
@@ -49,10 +52,42 @@ struct DocumentCatalog: Sendable {
             seen.insert(id)
             refresh(id, root, recordPath: documents + "/" + name + "/document.json")
         }
-        for id in entries.keys where !seen.contains(id) {
+        for id in Array(entries.keys) + Array(unparsed.keys) where !seen.contains(id) {
             entries[id] = nil
+            unparsed[id] = nil
             changed = true
         }
+    }
+
+    /// The entry of `id`, parsed from its line on first use (a line that does not parse is
+    /// dropped: the record file is read again).
+    private mutating func entry(_ id: DocumentID) -> Entry? {
+        if let entry = entries[id] { return entry }
+        guard let line = unparsed.removeValue(forKey: id) else { return nil }
+        guard let entry = Entry(fields: line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)),
+              entry.record.id == id else {
+            changed = true
+            return nil
+        }
+        entries[id] = entry
+        return entry
+    }
+
+    /// The documents the catalog knows under `name` (not checked against the record files).
+    mutating func candidates(named name: String) -> [DocumentID] {
+        let bytes = Array(name.utf8)
+        for (id, line) in unparsed {
+            // The name is the third field: parse only lines whose third field is this name.
+            var tabs = 0
+            var start = line.startIndex
+            var end = line.endIndex
+            for index in line.indices where line[index] == UInt8(ascii: "\t") {
+                tabs += 1
+                if tabs == 2 { start = index + 1 } else if tabs == 3 { end = index; break }
+            }
+            if tabs >= 3, line[start..<end].elementsEqual(bytes) { _ = entry(id) }
+        }
+        return entries.values.filter { $0.record.name.rawValue == name }.map(\.record.id)
     }
 
     /// One record, checked against its file. Returns it, or nil if there is none.
@@ -60,19 +95,20 @@ struct DocumentCatalog: Sendable {
     mutating func refresh(_ id: DocumentID, _ root: DeviceRoot, recordPath: String? = nil) -> LocalDocumentRecord? {
         let path = recordPath ?? root.recordURL(id).path
         guard let stamp = RecordStamp(path: path) else {
-            if entries.removeValue(forKey: id) != nil { changed = true }
+            if entries.removeValue(forKey: id) != nil || unparsed.removeValue(forKey: id) != nil { changed = true }
             return nil
         }
-        if let entry = entries[id], entry.stamp == stamp, !stamp.isRecent { return entry.record }
+        let known = entry(id)
+        if let known, known.stamp == stamp, !stamp.isRecent { return known.record }
         guard let data = try? AtomicFile.read(URL(fileURLWithPath: path, isDirectory: false)), let record = try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data),
               record.id == id else {
             if entries.removeValue(forKey: id) != nil { changed = true }
             return nil
         }
-        let quiet = entries[id].flatMap { $0.record == record ? $0.quiet : nil }
-        let entry = Entry(record: record, stamp: stamp, quiet: quiet)
-        if entries[id] != entry {
-            entries[id] = entry
+        let quiet = known.flatMap { $0.record == record ? $0.quiet : nil }
+        let fresh = Entry(record: record, stamp: stamp, quiet: quiet)
+        if known != fresh {
+            entries[id] = fresh
             changed = true
         }
         return record
@@ -80,30 +116,37 @@ struct DocumentCatalog: Sendable {
 
     /// Whether the record file of `id` is the one this catalog knows (this process wrote or read
     /// it last): an event for it is this device's own write, or already seen.
-    func knows(_ id: DocumentID, _ root: DeviceRoot) -> Bool {
+    mutating func knows(_ id: DocumentID, _ root: DeviceRoot) -> Bool {
         let stamp = RecordStamp(path: root.recordURL(id).path)
-        return stamp == entries[id]?.stamp
+        return stamp == entry(id)?.stamp
     }
 
     /// Notes a record this process just wrote.
     mutating func wrote(_ record: LocalDocumentRecord, _ root: DeviceRoot) {
         guard let stamp = RecordStamp(path: root.recordURL(record.id).path) else { return }
-        let quiet = entries[record.id].flatMap { $0.record == record ? $0.quiet : nil }
+        let quiet = entry(record.id).flatMap { $0.record == record ? $0.quiet : nil }
         entries[record.id] = Entry(record: record, stamp: stamp, quiet: quiet)
         changed = true
     }
 
     mutating func forget(_ id: DocumentID) {
-        if entries.removeValue(forKey: id) != nil { changed = true }
+        if entries.removeValue(forKey: id) != nil || unparsed.removeValue(forKey: id) != nil { changed = true }
     }
 
-    var records: [LocalDocumentRecord] { entries.values.map(\.record) }
-    var count: Int { entries.count }
-    func record(_ id: DocumentID) -> LocalDocumentRecord? { entries[id]?.record }
-    func quiet(_ id: DocumentID) -> QuietMark? { entries[id]?.quiet }
+    /// Every record the catalog holds (all lines parsed).
+    var records: [LocalDocumentRecord] {
+        mutating get {
+            for id in Array(unparsed.keys) { _ = entry(id) }
+            return entries.values.map(\.record)
+        }
+    }
+    var count: Int { entries.count + unparsed.count }
+    /// The documents the catalog holds (not checked against the record files).
+    var ids: Set<DocumentID> { Set(entries.keys).union(unparsed.keys) }
+    mutating func quiet(_ id: DocumentID) -> QuietMark? { entry(id)?.quiet }
 
     mutating func setQuiet(_ id: DocumentID, _ mark: QuietMark?) {
-        guard entries[id] != nil, entries[id]?.quiet != mark else { return }
+        guard let current = entry(id), current.quiet != mark else { return }
         entries[id]?.quiet = mark
         changed = true
     }
@@ -127,15 +170,19 @@ struct DocumentCatalog: Sendable {
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
         guard let first = lines.first, first.elementsEqual(header.utf8) else { return catalog }
         for line in lines.dropFirst() {
-            let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
-            guard let kind = fields.first?.first else { continue }
-            if kind == UInt8(ascii: "@"), fields.count == 3, let stamp = FileStamp(field: fields[2]) {
-                catalog.containerStamps[String(decoding: fields[1], as: UTF8.self)] = stamp
-            } else if kind == UInt8(ascii: "#"), fields.count == 3, let digest = Field.uint64(fields[1]),
-                      let stamp = FileStamp(field: fields[2]) {
-                catalog.registration = (digest, stamp)
-            } else if let entry = Entry(fields: fields) {
-                catalog.entries[entry.record.id] = entry
+            guard let kind = line.first else { continue }
+            if kind == UInt8(ascii: "@") || kind == UInt8(ascii: "#") {
+                let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
+                if kind == UInt8(ascii: "@"), fields.count == 3, let stamp = FileStamp(field: fields[2]) {
+                    catalog.containerStamps[String(decoding: fields[1], as: UTF8.self)] = stamp
+                } else if kind == UInt8(ascii: "#"), fields.count == 3, let digest = Field.uint64(fields[1]),
+                          let stamp = FileStamp(field: fields[2]) {
+                    catalog.registration = (digest, stamp)
+                }
+            } else if line.count > 37, line[line.startIndex + 36] == UInt8(ascii: "\t"),
+                      let id = Field.uuid(line.prefix(36)).map(DocumentID.init) {
+                // Only the UUID now; the rest when the document is asked for.
+                catalog.unparsed[id] = line
             }
         }
         catalog.changed = false
@@ -151,7 +198,12 @@ struct DocumentCatalog: Sendable {
         }
         if let registration { text += "#\t\(registration.digest)\t\(registration.stamp.field)\n" }
         for entry in entries.values { text += entry.line + "\n" }
-        try AtomicFile.write(Data(text.utf8), to: url, durable: false)
+        var data = Data(text.utf8)
+        for line in unparsed.values {
+            data.append(contentsOf: line)
+            data.append(UInt8(ascii: "\n"))
+        }
+        try AtomicFile.write(data, to: url, durable: false)
         changed = false
     }
 }

@@ -52,8 +52,16 @@ extension DocumentLibrary {
     func pass(_ scope: PassScope, progress: (@Sendable (SyncProgress) -> Void)?) async -> SyncReport {
         var report = SyncReport()
         // Targeted passes follow single saves and must stay fast: the catalog is written by
-        // full and command passes and when the library closes.
-        defer { if case .documents = scope {} else { saveCatalog() } }
+        // full and command passes, when the library closes, and by a targeted pass that
+        // changed records (a discovery, a rename), so commands resolve the new names at once.
+        var recordsChanged = false
+        defer {
+            if case .documents = scope {
+                if recordsChanged || !report.discovered.isEmpty { saveCatalog() }
+            } else {
+                saveCatalog()
+            }
+        }
         guard let replicator else {
             report.cloudAvailable = false
             return report
@@ -169,6 +177,7 @@ extension DocumentLibrary {
                     await closeDocument(record.id)
                     var renamed = record
                     try renameFolder(of: &renamed, to: newName)
+                    recordsChanged = true
                 }
                 if scope.isFull {
                     if registry == nil { registry = container.deviceRecords() }
@@ -207,7 +216,8 @@ extension DocumentLibrary {
     /// is too recent to prove anything (a change in the same tick would not show).
     func actedOn(_ url: URL, key: String, stamp: FileStamp) {
         let recent = FileStamp.now() - 2_000_000_000
-        catalog.setContainerStamp(key, stamp.modified > recent || stamp.modified < 0 ? nil : stamp)
+        // A missing folder (-1) is a stamp too: creating it changes it.
+        catalog.setContainerStamp(key, stamp.modified > recent ? nil : stamp)
     }
 
     /// Drops local copies of documents a peer deleted (tombstones are read only when their
@@ -234,8 +244,12 @@ extension DocumentLibrary {
         let folder = container.documentsDirectory
         let stamp = FileStamp(path: folder.path)
         if only == nil, catalog.containerStamps["documents"] == stamp { return [] }
-        let known = Set(allRecords().map(\.id))
-        let discovery = container.discover(known: known, only: only, inForce: containersInForce, deleted: [])
+        // What the catalog holds is known; a folder it does not hold may still have a record
+        // made by another process since, which is read rather than discovered again.
+        var known = catalog.ids
+        if let only { for id in only where !known.contains(id) && localRecord(id) != nil { known.insert(id) } }
+        var discovery = container.discover(known: known, only: only, inForce: containersInForce, deleted: [])
+        discovery.found.removeAll { localRecord($0.document) != nil }
         for file in discovery.problems { quarantine(file, in: &report) }
         var found: [DocumentID] = []
         for info in discovery.found {
@@ -308,11 +322,14 @@ extension DocumentLibrary {
     }
 
     /// The trusted quiet mark of a document: its stamps are still the ones the pass saw.
-    func trustedQuietMark(_ record: LocalDocumentRecord, _ container: Container?) -> QuietMark? {
+    ///
+    /// With `reusingRecentCheck` (the master table only, never a pass), a check made in the
+    /// last half second is taken as is: `list` right after the pass that checked every document.
+    func trustedQuietMark(_ record: LocalDocumentRecord, _ container: Container?, reusingRecentCheck: Bool = false) -> QuietMark? {
         guard let mark = catalog.quiet(record.id) else { return nil }
-        // A pass that checked the stamps a moment ago (the list after a command's pass) need
-        // not check them again.
-        if let checked = quietChecked[record.id], ContinuousClock.now - checked < .milliseconds(500) { return mark }
+        if reusingRecentCheck, let checked = quietChecked[record.id], ContinuousClock.now - checked < .milliseconds(500) {
+            return mark
+        }
         guard quietStamps(record, container) == mark.stamps else { return nil }
         quietChecked[record.id] = .now
         return mark

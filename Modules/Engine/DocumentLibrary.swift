@@ -165,7 +165,7 @@ public actor DocumentLibrary {
             summary.state = [.closed, .editingDisabled, .progressAvailable]
             return summary
         }
-        if let mark = trustedQuietMark(record, cloud?.container) {
+        if let mark = trustedQuietMark(record, cloud?.container, reusingRecentCheck: true) {
             // Nothing changed since a pass found it quiet: no need to open the store.
             summary.state = open ? .normal : .closed
             summary.viewable = mark.viewable
@@ -205,6 +205,14 @@ public actor DocumentLibrary {
     /// - Throws: ``EngineError/unknownDocument(_:)``, or ``EngineError/ambiguousName(_:candidates:)``
     ///   when several documents share the name.
     public func resolve(_ query: String) throws(EngineError) -> LocalDocumentRecord {
+        // The common case without looking at every record: a UUID, or a name the catalog knows
+        // for exactly one document whose record file still says so. Anything else (unknown,
+        // ambiguous, a prefix, a record renamed since) looks at every record.
+        if let id = DocumentID(query), let record = localRecord(id) { return record }
+        let known = catalog.candidates(named: query)
+        if known.count == 1, let only = known.first, let record = localRecord(only), record.name.rawValue == query {
+            return record
+        }
         let records = allRecords()
         if let id = DocumentID(query), let record = records.first(where: { $0.id == id }) { return record }
         let named = records.filter { $0.name.rawValue == query }

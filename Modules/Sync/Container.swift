@@ -287,16 +287,17 @@ public struct Container: Sendable {
         return !infos.isEmpty && infos.allSatisfy { info in info.container.map { !inForce.contains($0) } ?? false }
     }
 
-    /// Stamps of a document's folders (the document folder, `logs/`, each `logs/<device>/`,
-    /// `baselines/`). Files in the container are written once and renamed into place, so a new,
+    /// Stamps of a document's folders (`logs/`, each `logs/<device>/`, `baselines/`). Files in the container are written once and renamed into place, so a new,
     /// removed or renamed file changes one of them: equal stamps mean nothing arrived.
     public func changeStamps(_ id: DocumentID) -> [FileStamp] {
         // Called for every document on every pass and list: paths as strings and one `readdir`
         // (URLs and the listing's filters cost more than the `stat`s). Links are not followed
         // into: a link where a device folder belongs is a file of another kind, stamped as such.
+        // The document's folder itself is not stamped: only info files land there, and they
+        // matter to discovery, not to imports.
         let folder = root.path + "/documents/" + id.description
         let logs = folder + "/logs"
-        var stamps = [FileStamp(path: folder), FileStamp(path: logs), FileStamp(path: folder + "/baselines")]
+        var stamps = [FileStamp(path: logs), FileStamp(path: folder + "/baselines")]
         guard let directory = opendir(logs) else { return stamps }
         defer { closedir(directory) }
         var devices: [String] = []
