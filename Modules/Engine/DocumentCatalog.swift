@@ -73,6 +73,16 @@ struct DocumentCatalog: Sendable {
         return entry
     }
 
+    /// Every name the catalog holds (not checked against the record files; lines not parsed).
+    var names: [DocumentName] {
+        var result = entries.values.map(\.record.name)
+        for line in unparsed.values {
+            let fields = line.split(separator: UInt8(ascii: "\t"), maxSplits: 3, omittingEmptySubsequences: false)
+            if fields.count > 2, let name = try? DocumentName(String(decoding: fields[2], as: UTF8.self)) { result.append(name) }
+        }
+        return result
+    }
+
     /// The documents the catalog knows under `name` (not checked against the record files).
     mutating func candidates(named name: String) -> [DocumentID] {
         let bytes = Array(name.utf8)

@@ -239,8 +239,13 @@ public actor DocumentLibrary {
     ///
     /// `id` gives the new document a known UUID (``withDocument(_:_:)`` creates one that way).
     public func create(name: DocumentName? = nil, store: StoreKind? = nil, id: DocumentID? = nil) async throws -> DocumentSummary {
-        let records = allRecords()
-        let name = name ?? DefaultNaming.nextName(after: records.map(\.name))
+        // The next TestDoc<N> from the names the catalog holds: a name taken meanwhile by
+        // another process gives two documents of one name, told apart by UUID, as two devices would.
+        if name == nil, catalog.count != ((try? FileManager.default.contentsOfDirectory(atPath: root.documentsDirectory.path)) ?? [])
+            .lazy.filter({ DocumentID($0) != nil }).count {
+            catalog.refresh(root)  // a catalog that does not hold every document (none yet, or stale)
+        }
+        let name = name ?? DefaultNaming.nextName(after: catalog.names)
         let kind = store ?? StoreKind(rawValue: settings.store) ?? .sqlite
         let useCloud = settings.useCloud && replicator != nil
         if useCloud { await checkContainerOnce() }
