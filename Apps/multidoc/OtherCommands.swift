@@ -321,15 +321,17 @@ struct ContainerCommand: AsyncParsableCommand {
             try await runCommand {
                 let (setup, _) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
-                let identity = try ContainerCommand.identity(of: container)
-                let documents = container.documentIDs()
-                let logs = documents.reduce(0) { total, id in
-                    total + container.logDevices(id).reduce(0) { $0 + container.logSequences(id, device: $1).count }
+                let summary: ContainerSummary
+                do throws(SyncError) {
+                    summary = try container.summary()
+                } catch {
+                    if case .unknownFormat = error.kind { throw EngineError.containerFormat(error.description) }
+                    throw EngineError.containerUnavailable(error.description)
                 }
                 let output = Output(
-                    path: container.root.path, containerID: identity?.containerID.uuidString.lowercased(), format: identity?.format,
-                    devices: container.deviceRecords().map { "\($0.name) (\($0.device))" }, documents: documents.count,
-                    tombstones: container.tombstones().count, logs: logs)
+                    path: container.root.path, containerID: summary.identity?.containerID.uuidString.lowercased(), format: summary.identity?.format,
+                    devices: summary.devices.map { "\($0.name) (\($0.device))" }, documents: summary.documents,
+                    tombstones: summary.tombstones, logs: summary.logs)
                 if options.json { try printJSON(output); return }
                 print("container:  \(output.path)")
                 print("identity:   \(output.containerID ?? "not seeded") format \(output.format.map(String.init) ?? "-")")
@@ -370,7 +372,7 @@ struct ContainerCommand: AsyncParsableCommand {
                 let container = try ContainerCommand.container(setup)
                 var problems: [String] = []
                 do { _ = try ContainerCommand.identity(of: container) } catch { problems.append("\(error)") }
-                for copy in container.sharedConflictCopies() { problems.append("\(copy.path): conflict copy") }
+                for copy in container.conflictCopies(in: nil) { problems.append("\(copy.url.path): conflict copy") }
                 let verification = container.verify()
                 for file in verification.problems where !problems.contains(file.description) { problems.append(file.description) }
                 let waiting = verification.waiting.map(\.description)

@@ -130,79 +130,154 @@ extension DocumentLibrary {
         }
         passing.sort { $0.id < $1.id }
         var registry: [DeviceRecord]?
-        let registryStamp = FileStamp(path: container.devicesDirectory.path)
+        let registryStamp = container.stamp(.devices)
         let registryChanged = scope.isFull && catalog.containerStamps["devices"] != registryStamp
-        for (index, record) in passing.enumerated() {
-            defer { progress?(SyncProgress(done: index + 1, total: passing.count, importedLogs: report.importedLogs)) }
+        var busy: [LocalDocumentRecord] = []
+        for record in passing {
             if let mark = trustedQuietMark(record, container) {
                 report.skippedQuiet += 1
                 if registryChanged, mark.ownLogs > 0 {
                     // Others may have applied this device's logs since: prune what they all have.
                     if registry == nil { registry = container.deviceRecords() }
-                    if let registry, (try? replicator.prune(record.id, registry: registry)) ?? 0 > 0 {
+                    if let registry, replicator.prune(record.id, registry: registry) > 0 {
                         catalog.setQuiet(record.id, nil)
                     }
                 }
                 continue
             }
-            catalog.setQuiet(record.id, nil)
-            quietChecked[record.id] = nil
-            do {
-                let document = try await open(record, forPass: true)
-                if record.origin == .created, !container.isPublished(record.id, by: identity.id) {
-                    try publish(document, baseline: true)
-                }
-                let before = try document.read()
-                let wasViewable = !before.graph.objects.isEmpty
-                report.exportedLogs += try replicator.flush(record.id, in: document.store).count
-                let imported = try replicator.importPending(record.id, into: document.store)
-                document.invalidate()
-                let contents = try document.read()
-                report.importedLogs += imported.imported.count
-                for file in imported.quarantined {
-                    quarantine(file, in: &report)
-                }
-                let copies = container.conflictCopies(in: record.id)
-                for copy in copies { quarantine(copy, in: &report) }
-                let fromPeers = imported.imported.filter { $0.device != identity.id }
-                if !imported.summary.isEmpty {
-                    emit(.didImport(record.id, imported.summary, from: Array(Set(fromPeers.map(\.deviceName))).sorted()))
-                    logger.info("imported", metadata: ["name": "\(record.name)", "logs": "\(imported.imported.count)"])
-                }
-                if !wasViewable, !contents.graph.objects.isEmpty { emit(.becameViewable(record.id)) }
-                if imported.progress.percent < 100 { emit(.downloadProgress(record.id, percent: imported.progress.percent)) }
-                if !fromPeers.isEmpty { await didImportFromPeers(record, logs: fromPeers) }
-                if let carried = contents.graph.carriedName, carried != record.name.rawValue,
-                   let newName = try? DocumentName(carried) {
-                    await closeDocument(record.id)
-                    var renamed = record
-                    try renameFolder(of: &renamed, to: newName)
-                    recordsChanged = true
-                }
-                if scope.isFull {
-                    if registry == nil { registry = container.deviceRecords() }
-                    _ = try? replicator.compact(record.id, store: document.store, registry: registry)
-                }
-                if imported.quarantined.isEmpty, !imported.waitingForGap, imported.progress.percent >= 100,
-                   contents.sync.outbox.isEmpty, copies.isEmpty, localRecord(record.id) == record {
-                    await closeIfThePassOpened(record.id)
-                    if let stamps = quietStamps(record, container) {
-                        catalog.setQuiet(record.id, QuietMark(
-                            stamps: stamps, applied: contents.sync.applied, viewable: !contents.graph.objects.isEmpty,
-                            modified: contents.graph.textEntry?.modified,
-                            ownLogs: replicator.lowestLog(record.id) ?? 0))
+            busy.append(record)
+        }
+        var done = report.skippedQuiet
+        progress?(SyncProgress(done: done, total: passing.count, importedLogs: 0))
+        if scope.isFull, !busy.isEmpty, registry == nil { registry = container.deviceRecords() }
+        // Documents with something to do, a batch at a time: opened here (the handler, error
+        // recovery and publishing are the library's), their store and container work run side
+        // by side off the library (each on its own store), then what they did is told here.
+        var start = busy.startIndex
+        while start < busy.endIndex {
+            let end = min(start + Self.passBatch, busy.endIndex)
+            var opened: [(LocalDocumentRecord, OpenDocument)] = []
+            for record in busy[start..<end] {
+                catalog.setQuiet(record.id, nil)
+                quietChecked[record.id] = nil
+                do {
+                    let document = try await open(record, forPass: true)
+                    if record.origin == .created, !container.isPublished(record.id, by: identity.id) {
+                        try publish(document, baseline: true)
                     }
+                    opened.append((record, document))
+                } catch {
+                    report.problems.append("\(record.name): \(error)")
+                    await closeIfThePassOpened(record.id)
                 }
-            } catch {
-                report.problems.append("\(record.name): \(error)")
             }
-            await closeIfThePassOpened(record.id)
+            start = end
+            let results = await Self.work(opened, replicator: replicator, compactWith: scope.isFull ? registry : nil)
+            for ((record, _), result) in zip(opened, results) {
+                done += 1
+                defer { progress?(SyncProgress(done: done, total: passing.count, importedLogs: report.importedLogs)) }
+                do {
+                    let outcome = try result.get()
+                    if try await tell(outcome, record: record, container: container, replicator: replicator, report: &report) {
+                        recordsChanged = true
+                    }
+                } catch {
+                    report.problems.append("\(record.name): \(error)")
+                }
+                await closeIfThePassOpened(record.id)
+            }
         }
         await closeWhatThePassOpened()
         guard scope.isFull else { return report }
-        if registryChanged { actedOn(container.devicesDirectory, key: "devices", stamp: registryStamp) }
+        if registryChanged { actedOn(key: "devices", stamp: registryStamp) }
         await registerIfChanged(replicator, &report)
         return report
+    }
+
+    /// How many documents with work a pass opens at once (bounds open stores and memory).
+    static let passBatch = 32
+    /// How many documents' store and container work run side by side.
+    static let passWidth = 4
+
+    /// What a pass did to one document's store (off the library).
+    struct DocumentWork: Sendable {
+        var before: StoreContents
+        var exported: Int
+        var imported: ImportReport
+        var contents: StoreContents
+        var copies: [QuarantinedFile]
+    }
+
+    /// Ships, imports and (with a registry) compacts each document: side by side, each on its
+    /// own store. A single document runs inline (a targeted pass after one save).
+    static func work(
+        _ documents: [(LocalDocumentRecord, OpenDocument)], replicator: Replicator, compactWith registry: [DeviceRecord]?
+    ) async -> [Result<DocumentWork, any Error>] {
+        @Sendable func one(_ record: LocalDocumentRecord, _ document: OpenDocument) -> Result<DocumentWork, any Error> {
+            Result {
+                let before = try document.read()
+                let exported = try replicator.flush(record.id, in: document.store).count
+                let imported = try replicator.importPending(record.id, into: document.store)
+                document.invalidate()
+                let contents = try document.read()
+                let copies = replicator.container.conflictCopies(in: record.id)
+                if let registry { _ = try? replicator.compact(record.id, store: document.store, registry: registry) }
+                return DocumentWork(before: before, exported: exported, imported: imported, contents: contents, copies: copies)
+            }
+        }
+        if documents.count == 1, let (record, document) = documents.first { return [one(record, document)] }
+        var results = [Result<DocumentWork, any Error>?](repeating: nil, count: documents.count)
+        await withTaskGroup(of: (Int, Result<DocumentWork, any Error>).self) { group in
+            var next = 0
+            func add() {
+                guard next < documents.count else { return }
+                let index = next, (record, document) = documents[next]
+                next += 1
+                group.addTask { (index, one(record, document)) }
+            }
+            for _ in 0..<passWidth { add() }
+            for await (index, result) in group {
+                results[index] = result
+                add()
+            }
+        }
+        return results.map { $0 ?? .failure(EngineError.io("pass", "a document's work did not finish")) }
+    }
+
+    /// Tells what a pass did to one document: the report, the events, the ping's answer, a
+    /// rename carried by a peer, and its quiet mark. Returns whether its record changed.
+    private func tell(
+        _ work: DocumentWork, record: LocalDocumentRecord, container: Container, replicator: Replicator, report: inout SyncReport
+    ) async throws -> Bool {
+        let imported = work.imported, contents = work.contents
+        report.exportedLogs += work.exported
+        report.importedLogs += imported.imported.count
+        for file in imported.quarantined { quarantine(file, in: &report) }
+        for copy in work.copies { quarantine(copy, in: &report) }
+        let fromPeers = imported.imported.filter { $0.device != identity.id }
+        if !imported.summary.isEmpty {
+            emit(.didImport(record.id, imported.summary, from: Array(Set(fromPeers.map(\.deviceName))).sorted()))
+            logger.info("imported", metadata: ["name": "\(record.name)", "logs": "\(imported.imported.count)"])
+        }
+        if work.before.graph.objects.isEmpty, !contents.graph.objects.isEmpty { emit(.becameViewable(record.id)) }
+        if imported.progress.percent < 100 { emit(.downloadProgress(record.id, percent: imported.progress.percent)) }
+        if !fromPeers.isEmpty { await didImportFromPeers(record, logs: fromPeers) }
+        if let carried = contents.graph.carriedName, carried != record.name.rawValue, let newName = try? DocumentName(carried) {
+            await closeDocument(record.id)
+            var renamed = record
+            try renameFolder(of: &renamed, to: newName)
+            return true
+        }
+        if imported.quarantined.isEmpty, !imported.waitingForGap, imported.progress.percent >= 100,
+           contents.sync.outbox.isEmpty, work.copies.isEmpty, localRecord(record.id) == record {
+            await closeIfThePassOpened(record.id)
+            if let stamps = quietStamps(record, container) {
+                catalog.setQuiet(record.id, QuietMark(
+                    stamps: stamps, applied: contents.sync.applied, viewable: !contents.graph.objects.isEmpty,
+                    modified: contents.graph.textEntry?.modified, ownLogs: replicator.lowestLog(record.id) ?? 0))
+            }
+        }
+        return false
     }
 
     private func quarantine(_ file: QuarantinedFile, in report: inout SyncReport) {
@@ -214,7 +289,7 @@ extension DocumentLibrary {
 
     /// Remembers the stamp of a container folder whose contents this pass acted on, unless it
     /// is too recent to prove anything (a change in the same tick would not show).
-    func actedOn(_ url: URL, key: String, stamp: FileStamp) {
+    func actedOn(key: String, stamp: FileStamp) {
         let recent = FileStamp.now() - 2_000_000_000
         // A missing folder (-1) is a stamp too: creating it changes it.
         catalog.setContainerStamp(key, stamp.modified > recent ? nil : stamp)
@@ -223,8 +298,7 @@ extension DocumentLibrary {
     /// Drops local copies of documents a peer deleted (tombstones are read only when their
     /// folder changed; a folder with a damaged tombstone is read again next time).
     private func applyTombstones(_ container: Container, _ report: inout SyncReport) async {
-        let folder = container.tombstonesDirectory
-        let stamp = FileStamp(path: folder.path)
+        let stamp = container.stamp(.tombstones)
         guard catalog.containerStamps["tombstones"] != stamp else { return }
         let scan = container.applyTombstones()
         for file in scan.problems { quarantine(file, in: &report) }
@@ -235,14 +309,13 @@ extension DocumentLibrary {
             emit(.documentRemoved(record.id, name: record.name.rawValue))
             logger.info("document deleted by a peer", metadata: ["name": "\(record.name)", "uuid": "\(record.id)"])
         }
-        if scan.problems.isEmpty { actedOn(folder, key: "tombstones", stamp: stamp) } else { catalog.setContainerStamp("tombstones", nil) }
+        if scan.problems.isEmpty { actedOn(key: "tombstones", stamp: stamp) } else { catalog.setContainerStamp("tombstones", nil) }
     }
 
     /// Gives every document the container has and this device does not a local record and
     /// store (looked for only when `documents/` changed, or among `only`). Returns them.
     private func discover(_ container: Container, only: Set<DocumentID>?, _ report: inout SyncReport) async -> [DocumentID] {
-        let folder = container.documentsDirectory
-        let stamp = FileStamp(path: folder.path)
+        let stamp = container.stamp(.documents)
         if only == nil, catalog.containerStamps["documents"] == stamp { return [] }
         // What the catalog holds is known; a folder it does not hold may still have a record
         // made by another process since, which is read rather than discovered again.
@@ -271,7 +344,7 @@ extension DocumentLibrary {
         // Nothing is remembered while a folder waits for its info file: the file lands inside
         // the document's folder, which does not change `documents/`.
         if only == nil, discovery.problems.isEmpty, discovery.waiting.isEmpty, report.problems.isEmpty {
-            actedOn(folder, key: "documents", stamp: stamp)
+            actedOn(key: "documents", stamp: stamp)
         }
         return found
     }
@@ -289,14 +362,13 @@ extension DocumentLibrary {
             }
         }
         let digest = Self.digest(applied)
-        let registryFile = replicator.container.deviceRecordURL(identity.id)
         if let registration = catalog.registration, registration.digest == digest,
-           registration.stamp == FileStamp(path: registryFile.path) {
+           registration.stamp == replicator.container.registryStamp(of: identity.id) {
             return
         }
         do {
             try replicator.register(applied: applied)
-            catalog.registration = (digest, FileStamp(path: registryFile.path))
+            catalog.registration = (digest, replicator.container.registryStamp(of: identity.id))
         } catch {
             report.problems.append("\(error)")
         }

@@ -632,7 +632,7 @@ public actor DocumentLibrary {
         guard record.location == .local else { throw EngineError.alreadyInCloud(record.name.rawValue) }
         let replicator = try usableCloud()
         do { try replicator.container.checkAvailable() } catch { throw EngineError.containerUnavailable("\(error)") }
-        if !replicator.container.tombstones(of: id).isEmpty {
+        if replicator.container.isDeleted(id) {
             // This UUID was deleted from the cloud once (by any device); publishing it again would
             // be undone by the tombstone. Ship the contents under a new UUID instead.
             let contents = try await open(record).read()

@@ -236,3 +236,43 @@ extension Container {
         return urls.map { QuarantinedFile(url: $0, reason: "conflict copy made by the replication engine, not imported") }
     }
 }
+
+/// A folder of the container's layout whose stamp tells whether anything in it changed.
+public enum ContainerFolder: Sendable {
+    case documents, tombstones, devices
+}
+
+/// What `multidoc container status` shows of a container.
+public struct ContainerSummary: Sendable {
+    public var identity: ContainerIdentity?
+    public var devices: [DeviceRecord]
+    public var documents: Int
+    public var tombstones: Int
+    public var logs: Int
+}
+
+extension Container {
+    /// The stamp of one of the layout's folders (a new, removed or renamed file in it changes it).
+    public func stamp(_ folder: ContainerFolder) -> FileStamp {
+        switch folder {
+        case .documents: FileStamp(path: documentsDirectory.path)
+        case .tombstones: FileStamp(path: tombstonesDirectory.path)
+        case .devices: FileStamp(path: devicesDirectory.path)
+        }
+    }
+
+    /// The stamp of a device's registry file.
+    public func registryStamp(of device: DeviceID) -> FileStamp { FileStamp(path: deviceRecordURL(device).path) }
+
+    /// Identity, devices, and how many documents, tombstones and logs the container holds.
+    /// - Throws: ``SyncError`` when the identity cannot be read or has a newer format.
+    public func summary() throws(SyncError) -> ContainerSummary {
+        let identity = try identity()
+        let documents = documentIDs()
+        let logs = documents.reduce(0) { total, id in
+            total + logDevices(id).reduce(0) { $0 + logSequences(id, device: $1).count }
+        }
+        return ContainerSummary(
+            identity: identity, devices: deviceRecords(), documents: documents.count, tombstones: tombstones().count, logs: logs)
+    }
+}

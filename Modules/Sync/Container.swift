@@ -130,18 +130,18 @@ public struct Container: Sendable {
     }
 
     /// The identity in force among `identities` (see ``identity()``).
-    public static func elect(_ identities: [ContainerIdentity]) -> ContainerIdentity? {
+    static func elect(_ identities: [ContainerIdentity]) -> ContainerIdentity? {
         let replaced = replacedIDs(identities)
         return identities.filter { !replaced.contains($0.containerID) }.min { $0.containerID.uuidString < $1.containerID.uuidString }
     }
 
     /// Every container UUID that some identity file says it replaces.
-    public static func replacedIDs(_ identities: [ContainerIdentity]) -> Set<UUID> {
+    static func replacedIDs(_ identities: [ContainerIdentity]) -> Set<UUID> {
         Set(identities.flatMap { $0.replaces ?? [] })
     }
 
     /// Every identity file present.
-    public func identities() throws(SyncError) -> [ContainerIdentity] {
+    func identities() throws(SyncError) -> [ContainerIdentity] {
         try checkAvailable()
         var result: [ContainerIdentity] = []
         for name in listNames(identityDirectory) where name.hasSuffix(".json") {
@@ -163,7 +163,7 @@ public struct Container: Sendable {
     /// Seeds the container's identity if it has none. Returns the identity in force.
     /// `replacing` names the identities it replaces (a reset, or adopting a container whose old
     /// identity this device remembers).
-    public func seedIdentity(device: DeviceID, now: Date, newID: UUID = UUID(), replacing: [UUID] = []) throws(SyncError) -> ContainerIdentity {
+    func seedIdentity(device: DeviceID, now: Date, newID: UUID = UUID(), replacing: [UUID] = []) throws(SyncError) -> ContainerIdentity {
         if let existing = try identity() { return existing }
         let identity = ContainerIdentity(containerID: newID, seededBy: device, seededAt: now, replaces: replacing.isEmpty ? nil : replacing)
         try writeJSON(identity, to: identityDirectory.appendingPathComponent("\(device).json", isDirectory: false))
@@ -220,19 +220,19 @@ public struct Container: Sendable {
     }
 
     /// Every document folder's UUID.
-    public func documentIDs() -> [DocumentID] {
+    func documentIDs() -> [DocumentID] {
         listNames(documentsDirectory).compactMap(DocumentID.init)
     }
 
     /// Tombstoned documents, with every valid tombstone found for each.
-    public func tombstones() -> [DocumentID: [DocumentTombstone]] { scanTombstones().tombstones }
+    func tombstones() -> [DocumentID: [DocumentTombstone]] { scanTombstones().tombstones }
 
     /// Every tombstone file, read: the valid ones per document, and the files that are not
     /// tombstones (damaged, the wrong shape, naming another document, a newer format, links).
     ///
     /// A damaged tombstone is reported and not applied: deleting is final, so it must not rest
     /// on a file that may be a partial delivery or garbage. It is read again on the next pass.
-    public func scanTombstones() -> (tombstones: [DocumentID: [DocumentTombstone]], problems: [QuarantinedFile]) {
+    func scanTombstones() -> (tombstones: [DocumentID: [DocumentTombstone]], problems: [QuarantinedFile]) {
         var result: [DocumentID: [DocumentTombstone]] = [:]
         var problems: [QuarantinedFile] = []
         for name in listNames(tombstonesDirectory) {
@@ -261,12 +261,12 @@ public struct Container: Sendable {
     }
 
     /// The tombstones of one document (cheaper than ``tombstones()`` for a targeted check).
-    public func tombstones(of id: DocumentID) -> [String] {
+    func tombstones(of id: DocumentID) -> [String] {
         listNames(tombstonesDirectory).filter { $0.hasPrefix("\(id).") && $0.hasSuffix(".json") }
     }
 
     /// The info files of a document: the creator's first.
-    public func infos(_ id: DocumentID) -> [DocumentInfo] {
+    func infos(_ id: DocumentID) -> [DocumentInfo] {
         listNames(documentDirectory(id))
             .filter { $0.hasPrefix("info-") && $0.hasSuffix(".json") }
             .compactMap { name -> DocumentInfo? in
@@ -281,7 +281,7 @@ public struct Container: Sendable {
     /// files and every one names a container identity other than those in force (`inForce`:
     /// the identities present that no reset replaced). Info files without a container (written
     /// by earlier versions) never make a left-over.
-    public func isLeftOver(_ id: DocumentID, inForce: Set<UUID>) -> Bool {
+    func isLeftOver(_ id: DocumentID, inForce: Set<UUID>) -> Bool {
         guard !inForce.isEmpty else { return false }
         let infos = infos(id)
         return !infos.isEmpty && infos.allSatisfy { info in info.container.map { !inForce.contains($0) } ?? false }
@@ -328,7 +328,7 @@ public struct Container: Sendable {
     }
 
     /// Conflict copies found in a document's folders (reported, never imported).
-    public func conflictCopies(_ id: DocumentID) -> [URL] {
+    func conflictCopies(_ id: DocumentID) -> [URL] {
         var found: [URL] = []
         guard symlinkProblem(documentDirectory(id)) == nil else { return [] }
         // The folders the format has, and no deeper: links are not followed and a hostile
@@ -347,7 +347,7 @@ public struct Container: Sendable {
 
     /// Conflict copies in the container's own folders (`identity/`, `devices/`, `tombstones/`);
     /// reported, never read. A document's folder is checked by ``conflictCopies(_:)``.
-    public func sharedConflictCopies() -> [URL] {
+    func sharedConflictCopies() -> [URL] {
         [identityDirectory, devicesDirectory, tombstonesDirectory].flatMap { directory in
             ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
                 .filter(ContainerFiles.isConflictCopy)
@@ -357,7 +357,7 @@ public struct Container: Sendable {
     }
 
     /// Baselines of a document with their file URLs, largest coverage first.
-    public func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {
+    func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {
         listNames(baselinesDirectory(id))
             .filter { $0.hasSuffix(".json") }
             .compactMap { name -> (URL, Baseline)? in
@@ -391,7 +391,7 @@ public struct Container: Sendable {
     // MARK: Writing
 
     /// Writes a JSON record atomically (temporary dot-name, fsync, rename, fsync directory).
-    public func writeJSON(_ value: some Encodable, to url: URL, pretty: Bool = true) throws(SyncError) {
+    func writeJSON(_ value: some Encodable, to url: URL, pretty: Bool = true) throws(SyncError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
         encoder.dateEncodingStrategy = .millisecondsSince1970

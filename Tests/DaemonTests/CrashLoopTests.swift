@@ -7,7 +7,7 @@ import Logging
 import Model
 import Settings
 import Storage
-import Sync
+@testable import Sync
 import Testing
 import TestSupport
 

@@ -3,7 +3,7 @@ import Foundation
 import Model
 import Settings
 import Storage
-import Sync
+@testable import Sync
 import Testing
 import TestSupport
 

@@ -1,6 +1,6 @@
 import Foundation
 import Model
-import Sync
+@testable import Sync
 import Testing
 import TestSupport
 

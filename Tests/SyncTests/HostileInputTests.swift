@@ -5,7 +5,7 @@ import FileIO
 import Foundation
 import Model
 import Storage
-import Sync
+@testable import Sync
 import Testing
 import TestSupport
 

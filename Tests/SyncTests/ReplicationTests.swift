@@ -1,7 +1,7 @@
 import Foundation
 import Model
 import Storage
-import Sync
+@testable import Sync
 import Testing
 import TestSupport
 

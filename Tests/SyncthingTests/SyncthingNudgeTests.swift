@@ -5,7 +5,7 @@ import FoundationNetworking
 import Logging
 import Model
 import Settings
-import Sync
+@testable import Sync
 import Syncthing
 import Testing
 import TestSupport

@@ -57,6 +57,39 @@ struct TUITests {
         return setup.makeLibrary(stores: .standard(options: StoreOptions()), logger: logger)
     }
 
+    /// After importing a peer's document the TUI rests: the title's "sync N" stops growing
+    /// while nothing changes (its own store and record writes never start a pass). The counter
+    /// settling is waited for; the assertion is that it settles, and soon.
+    @Test func theTUIStopsPassingOnceItHasImported() async throws {
+        defer { folder.remove() }
+        let binary = try Product.tui()
+        let tmux = try Tmux([binary.path, "--root", rootA.path, "--container", container.path, "--device-name", "tui"], directory: folder.url)
+        defer { tmux.kill() }
+        try await tmux.waitFor("No documents yet")
+        let peer = try library(root: rootB, name: "peer")
+        let created = try await peer.create(name: try DocumentName("FromPeer"))
+        try await peer.appendText(created.id, " and more")
+        await peer.closeAll()
+        try await tmux.waitFor("FromPeer")
+        func passes() throws -> Int? {
+            guard let title = try tmux.capture().split(separator: "\n").first,
+                  let range = title.range(of: "sync ") else { return nil }
+            return Int(title[range.upperBound...].prefix { $0.isNumber })
+        }
+        var last = -1
+        var since = ContinuousClock.now
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, ContinuousClock.now - since < .seconds(2) {
+            let now = try passes() ?? -1
+            if now != last { (last, since) = (now, .now) }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(ContinuousClock.now - since >= .seconds(2), "the TUI's pass count never settled (last \(last))")
+        #expect(last >= 1 && last <= 6, "\(last) passes for one peer document")
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+    }
+
     @Test func nAddsADocumentRow() async throws {
         defer { folder.remove() }
         let tmux = try startTUI()
