@@ -45,12 +45,13 @@ struct DocumentCatalog: Sendable {
     mutating func refresh(_ root: DeviceRoot) {
         let documents = root.documentsDirectory.path
         let names = (try? FileManager.default.contentsOfDirectory(atPath: documents)) ?? []
-        var seen = Set<DocumentID>()
-        seen.reserveCapacity(names.count)
-        for name in names {
-            guard let id = DocumentID(name) else { continue }
-            seen.insert(id)
-            refresh(id, root, recordPath: documents + "/" + name + "/document.json")
+        let ids = names.compactMap(DocumentID.init)
+        let paths = ids.map { documents + "/" + $0.description + "/document.json" }
+        // The `stat`s are the cost: made on every core, then compared here.
+        let stamps = ParallelResults<RecordStamp>.compute(paths.count) { RecordStamp(path: paths[$0]) }
+        let seen = Set(ids)
+        for (index, id) in ids.enumerated() {
+            refresh(id, root, recordPath: paths[index], stamp: stamps[index])
         }
         for id in Array(entries.keys) + Array(unparsed.keys) where !seen.contains(id) {
             entries[id] = nil
@@ -102,22 +103,22 @@ struct DocumentCatalog: Sendable {
 
     /// One record, checked against its file. Returns it, or nil if there is none.
     @discardableResult
-    mutating func refresh(_ id: DocumentID, _ root: DeviceRoot, recordPath: String? = nil) -> LocalDocumentRecord? {
+    mutating func refresh(_ id: DocumentID, _ root: DeviceRoot, recordPath: String? = nil, stamp known: RecordStamp?? = nil) -> LocalDocumentRecord? {
         let path = recordPath ?? root.recordURL(id).path
-        guard let stamp = RecordStamp(path: path) else {
+        guard let stamp = known ?? RecordStamp(path: path) else {
             if entries.removeValue(forKey: id) != nil || unparsed.removeValue(forKey: id) != nil { changed = true }
             return nil
         }
-        let known = entry(id)
-        if let known, known.stamp == stamp, !stamp.isRecent { return known.record }
+        let cached = entry(id)
+        if let cached, cached.stamp == stamp, !stamp.isRecent { return cached.record }
         guard let data = try? AtomicFile.read(URL(fileURLWithPath: path, isDirectory: false)), let record = try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data),
               record.id == id else {
             if entries.removeValue(forKey: id) != nil { changed = true }
             return nil
         }
-        let quiet = known.flatMap { $0.record == record ? $0.quiet : nil }
+        let quiet = cached.flatMap { $0.record == record ? $0.quiet : nil }
         let fresh = Entry(record: record, stamp: stamp, quiet: quiet)
-        if known != fresh {
+        if cached != fresh {
             entries[id] = fresh
             changed = true
         }

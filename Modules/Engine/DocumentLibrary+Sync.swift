@@ -133,8 +133,10 @@ extension DocumentLibrary {
         let registryStamp = container.stamp(.devices)
         let registryChanged = scope.isFull && catalog.containerStamps["devices"] != registryStamp
         var busy: [LocalDocumentRecord] = []
-        for record in passing {
-            if let mark = trustedQuietMark(record, container) {
+        let stamps = quietStamps(passing, container)
+        for (record, stamp) in zip(passing, stamps) {
+            if let mark = catalog.quiet(record.id), let stamp, stamp == mark.stamps {
+                quietChecked[record.id] = .now
                 report.skippedQuiet += 1
                 if registryChanged, mark.ownLogs > 0 {
                     // Others may have applied this device's logs since: prune what they all have.
@@ -148,7 +150,7 @@ extension DocumentLibrary {
             busy.append(record)
         }
         var done = report.skippedQuiet
-        progress?(SyncProgress(done: done, total: passing.count, importedLogs: 0))
+        if done > 0 { progress?(SyncProgress(done: done, total: passing.count, importedLogs: 0)) }
         if scope.isFull, !busy.isEmpty, registry == nil { registry = container.deviceRecords() }
         // Documents with something to do, a batch at a time: opened here (the handler, error
         // recovery and publishing are the library's), their store and container work run side
@@ -156,12 +158,15 @@ extension DocumentLibrary {
         var start = busy.startIndex
         while start < busy.endIndex {
             let end = min(start + Self.passBatch, busy.endIndex)
-            var opened: [(LocalDocumentRecord, OpenDocument)] = []
-            for record in busy[start..<end] {
+            let batch = Array(busy[start..<end])
+            for record in batch {
                 catalog.setQuiet(record.id, nil)
                 quietChecked[record.id] = nil
+            }
+            var opened: [(LocalDocumentRecord, OpenDocument)] = []
+            for (record, result) in zip(batch, await openSideBySide(batch)) {
                 do {
-                    let document = try await open(record, forPass: true)
+                    let document = try result.get()
                     if record.origin == .created, !container.isPublished(record.id, by: identity.id) {
                         try publish(document, baseline: true)
                     }
@@ -242,6 +247,32 @@ extension DocumentLibrary {
             }
         }
         return results.map { $0 ?? .failure(EngineError.io("pass", "a document's work did not finish")) }
+    }
+
+    /// Opens a batch of documents (a first import creates each store: the slow part of joining
+    /// a container), several at a time: while one open waits on the disk, the next starts.
+    private func openSideBySide(_ records: [LocalDocumentRecord]) async -> [Result<OpenDocument, any Error>] {
+        if records.count == 1, let only = records.first {
+            do { return [.success(try await open(only, forPass: true))] } catch { return [.failure(error)] }
+        }
+        var results = [Result<OpenDocument, any Error>?](repeating: nil, count: records.count)
+        await withTaskGroup(of: (Int, Result<OpenDocument, any Error>).self) { group in
+            var next = 0
+            func add() {
+                guard next < records.count else { return }
+                let index = next, record = records[next]
+                next += 1
+                group.addTask {
+                    do { return (index, .success(try await self.open(record, forPass: true))) } catch { return (index, .failure(error)) }
+                }
+            }
+            for _ in 0..<Self.passWidth { add() }
+            for await (index, result) in group {
+                results[index] = result
+                add()
+            }
+        }
+        return results.map { $0 ?? .failure(EngineError.io("pass", "a document did not open")) }
     }
 
     /// Tells what a pass did to one document: the report, the events, the ping's answer, a
@@ -412,7 +443,18 @@ extension DocumentLibrary {
     /// them changed in the last two seconds: file times come from a coarse clock, so a change
     /// in the same tick would not show, and such a document is looked at again next time.
     func quietStamps(_ record: LocalDocumentRecord, _ container: Container?) -> [FileStamp]? {
-        let store = root.url.path + "/Documents/" + record.id.description + "/" + record.name.rawValue + "/" + record.store.fileName
+        Self.quietStamps(record, rootPath: root.url.path, container)
+    }
+
+    /// The stamps of many documents, read on every core (they are `stat` calls: the whole cost
+    /// of a pass where nothing changed).
+    func quietStamps(_ records: [LocalDocumentRecord], _ container: Container?) -> [[FileStamp]?] {
+        let rootPath = root.url.path
+        return ParallelResults<[FileStamp]>.compute(records.count) { Self.quietStamps(records[$0], rootPath: rootPath, container) }
+    }
+
+    nonisolated static func quietStamps(_ record: LocalDocumentRecord, rootPath: String, _ container: Container?) -> [FileStamp]? {
+        let store = rootPath + "/Documents/" + record.id.description + "/" + record.name.rawValue + "/" + record.store.fileName
         // An empty write-ahead log holds nothing (opening a WAL store makes one): the main file's
         // stamp covers it. A commit makes it grow.
         var wal = FileStamp(path: store + "-wal")
@@ -491,5 +533,41 @@ extension DocumentLibrary {
                 return false
             }
         }
+    }
+}
+
+/// Results written by several threads at distinct indices.
+final class ParallelResults<Value>: @unchecked Sendable {
+    // Each index is written by exactly one thread, and read only after every writer returned
+    // (`concurrentPerform` returns when all iterations are done). A raw buffer, so no two
+    // writers ever access one Swift variable (exclusivity checks would trap on an array).
+    private let storage: UnsafeMutableBufferPointer<Value?>
+
+    init(count: Int) {
+        storage = .allocate(capacity: count)
+        storage.initialize(repeating: nil)
+    }
+
+    deinit {
+        storage.deinitialize()
+        storage.deallocate()
+    }
+
+    func set(_ index: Int, _ value: Value?) { storage[index] = value }
+
+    var values: [Value?] { Array(storage) }
+
+    /// Computes `body(index)` for every index in `0..<count`, on every core.
+    static func compute(_ count: Int, _ body: @Sendable (Int) -> Value?) -> [Value?] {
+        let results = ParallelResults<Value>(count: count)
+        let lanes = min(count, 16)
+        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+            var index = lane
+            while index < count {
+                results.set(index, body(index))
+                index += lanes
+            }
+        }
+        return results.values
     }
 }
