@@ -112,7 +112,7 @@ struct SyncService: Service {
         if await state.failure != nil { next = .stop }
         let counts = await library.pingCounts
         (status.pingsSent, status.pingsAnswered) = (counts.sent, counts.answered)
-        status.documents = await library.documentCount()
+        status.documents = await library.knownDocumentCount()
         if await state.inspected, status.inspecting == nil, let query = options.inspect {
             status.inspecting = (try? await library.resolve(query)).map { "\($0.name) (\($0.id))" } ?? query
         }

@@ -588,6 +588,10 @@ public actor DocumentLibrary {
     /// seen there is its own, or already known.
     public func knowsRecordFile(_ id: DocumentID) -> Bool { catalog.knows(id, root) }
 
+    /// How many documents the catalog holds, without checking the record files (the daemon's
+    /// status after each pass: passes keep the catalog current).
+    public func knownDocumentCount() -> Int { catalog.count }
+
     /// How many documents this device has (from the catalog, checked by `stat`).
     public func documentCount() -> Int {
         catalog.refresh(root)
