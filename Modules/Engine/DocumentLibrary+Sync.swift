@@ -231,22 +231,33 @@ extension DocumentLibrary {
             }
         }
         if documents.count == 1, let (record, document) = documents.first { return [one(record, document)] }
-        var results = [Result<DocumentWork, any Error>?](repeating: nil, count: documents.count)
-        await withTaskGroup(of: (Int, Result<DocumentWork, any Error>).self) { group in
+        let collected = await withTaskGroup(
+            of: (Int, Result<DocumentWork, any Error>).self, returning: [(Int, Result<DocumentWork, any Error>)].self
+        ) { group in
+            var collected: [(Int, Result<DocumentWork, any Error>)] = []
             var next = 0
-            func add() {
-                guard next < documents.count else { return }
+            while next < min(documents.count, passWidth) {
                 let index = next, (record, document) = documents[next]
                 next += 1
                 group.addTask { (index, one(record, document)) }
             }
-            for _ in 0..<passWidth { add() }
-            for await (index, result) in group {
-                results[index] = result
-                add()
+            while let done = await group.next() {
+                collected.append(done)
+                if next < documents.count {
+                    let index = next, (record, document) = documents[next]
+                    next += 1
+                    group.addTask { (index, one(record, document)) }
+                }
             }
+            return collected
         }
+        var results = [Result<DocumentWork, any Error>?](repeating: nil, count: documents.count)
+        for (index, result) in collected where results.indices.contains(index) { results[index] = result }
         return results.map { $0 ?? .failure(EngineError.io("pass", "a document's work did not finish")) }
+    }
+
+    private func openResult(_ record: LocalDocumentRecord) async -> Result<OpenDocument, any Error> {
+        do { return .success(try await open(record, forPass: true)) } catch { return .failure(error) }
     }
 
     /// Opens a batch of documents (a first import creates each store: the slow part of joining
@@ -255,23 +266,28 @@ extension DocumentLibrary {
         if records.count == 1, let only = records.first {
             do { return [.success(try await open(only, forPass: true))] } catch { return [.failure(error)] }
         }
-        var results = [Result<OpenDocument, any Error>?](repeating: nil, count: records.count)
-        await withTaskGroup(of: (Int, Result<OpenDocument, any Error>).self) { group in
+        let collected = await withTaskGroup(
+            of: (Int, Result<OpenDocument, any Error>).self, returning: [(Int, Result<OpenDocument, any Error>)].self
+        ) { group in
+            var collected: [(Int, Result<OpenDocument, any Error>)] = []
             var next = 0
-            func add() {
-                guard next < records.count else { return }
+            while next < min(records.count, Self.passWidth) {
                 let index = next, record = records[next]
                 next += 1
-                group.addTask {
-                    do { return (index, .success(try await self.open(record, forPass: true))) } catch { return (index, .failure(error)) }
+                group.addTask { await (index, self.openResult(record)) }
+            }
+            while let done = await group.next() {
+                collected.append(done)
+                if next < records.count {
+                    let index = next, record = records[next]
+                    next += 1
+                    group.addTask { await (index, self.openResult(record)) }
                 }
             }
-            for _ in 0..<Self.passWidth { add() }
-            for await (index, result) in group {
-                results[index] = result
-                add()
-            }
+            return collected
         }
+        var results = [Result<OpenDocument, any Error>?](repeating: nil, count: records.count)
+        for (index, result) in collected where results.indices.contains(index) { results[index] = result }
         return results.map { $0 ?? .failure(EngineError.io("pass", "a document did not open")) }
     }
 

@@ -194,6 +194,10 @@ public actor DocumentLibrary {
                 }
             }
             if !summary.viewable { summary.state.insert(.editingDisabled) }
+        } catch let error as StoreError where error.kind == .notFound && record.origin == .discovered {
+            // Its first import is making the store right now (another task of this library, or
+            // another process): not viewable yet, not a problem.
+            summary.state = [.closed, .editingDisabled, .progressAvailable]
         } catch {
             summary.state = [.closed, .savingError, .editingDisabled]
             summary.problem = "\(error)"
