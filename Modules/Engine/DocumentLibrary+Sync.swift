@@ -200,7 +200,7 @@ extension DocumentLibrary {
     }
 
     /// How many documents with work a pass opens at once (bounds open stores and memory).
-    static let passBatch = 32
+    static let passBatch = 16
     /// How many documents' store and container work run side by side.
     static let passWidth = 4
 
