@@ -202,7 +202,7 @@ extension DocumentLibrary {
     /// How many documents with work a pass opens at once (bounds open stores and memory).
     static let passBatch = 16
     /// How many documents' store and container work run side by side.
-    static let passWidth = 4
+    static let passWidth = 2
 
     /// What a pass did to one document's store (off the library).
     struct DocumentWork: Sendable {
