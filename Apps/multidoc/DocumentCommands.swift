@@ -76,7 +76,7 @@ struct New: AsyncParsableCommand {
             let (_, library) = try options.bootstrap(createRoot: true)
             reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
             let summary = try await library.create(name: try name.map(documentName))
-            reportSync(try await syncPass(library, json: options.json, .refresh(summary.id)), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .document(summary.id)), json: options.json)
             await library.closeAll()
             if options.json { try printJSON(DocumentRow(summary)) } else { print("\(summary.name)\t\(summary.id)") }
         }
@@ -174,7 +174,7 @@ struct Edit: AsyncParsableCommand {
                 let current = try await library.detail(record.id).text
                 try await library.setText(record.id, try editInEditor(current))
             }
-            reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
             let detail = try await library.detail(record.id)
             await library.closeAll()
             if options.json { try printJSON(DocumentRow(detail.summary)) } else { print("saved \(detail.summary.name)") }
@@ -229,7 +229,7 @@ struct Rename: AsyncParsableCommand {
             reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
             let record = try await library.resolve(document)
             try await library.rename(record.id, to: name)
-            reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
             await library.closeAll()
             if options.json { try printJSON(["renamed": record.id.description, "name": name.rawValue]) } else { print("renamed \(record.name) to \(name)") }
         }
@@ -271,7 +271,7 @@ struct MoveToCloud: AsyncParsableCommand {
             let (_, library) = try options.bootstrap()
             let record = try await library.resolve(document)
             let moved = try await library.moveToCloud(record.id)
-            reportSync(try await syncPass(library, json: options.json, .refresh(moved)), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .document(moved)), json: options.json)
             await library.closeAll()
             if options.json {
                 try printJSON(["moved": record.id.description, "uuid": moved.description, "location": "cloud"])

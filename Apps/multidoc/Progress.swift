@@ -51,6 +51,8 @@ final class TerminalProgress: Sendable {
 enum CommandPass {
     case full
     case refresh(DocumentID?)
+    /// One document only (after a command changed it: ships what it saved).
+    case document(DocumentID)
 }
 
 /// A sync pass before or after a command, with a progress line for the terminal (see
@@ -64,6 +66,7 @@ func syncPass(_ library: DocumentLibrary, json: Bool, _ scope: CommandPass = .fu
     switch scope {
     case .full: report = await library.sync(progress: { progress.update($0) })
     case .refresh(let id): report = await library.refresh(id, progress: { progress.update($0) })
+    case .document(let id): report = await library.sync(documents: [id])
     }
     if let error = report.containerError, case .containerFormat = error { throw error }
     return report
