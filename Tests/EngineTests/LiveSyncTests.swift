@@ -35,6 +35,20 @@ import TestSupport
     /// A safety net that never fires during a test: only the watchers can start passes.
     static let noRescan = LiveSync.Configuration(rescanInterval: .seconds(3600), autosaveInterval: .seconds(3600), settle: .milliseconds(20))
 
+    /// Starts the service on `library`, counting its passes; returns once its first pass ran.
+    static func start(
+        _ library: DocumentLibrary, _ configuration: LiveSync.Configuration = noRescan
+    ) async -> (live: LiveSync, passes: Passes, running: Task<Void, any Error>) {
+        let passes = Passes()
+        let live = LiveSync(library: library, configuration: configuration) { pass in
+            passes.add(pass)
+            return .goOn
+        }
+        let running = Task { try await live.run() }
+        await passes.wait { $0.count == 1 }
+        return (live, passes, running)
+    }
+
     @Test(arguments: [EngineHarness.Backend.sqlite, .json])
     func ownWritesNeverStartAPassButAPeersLogDoes(backend: EngineHarness.Backend) async throws {
         let harness = try EngineHarness()
@@ -43,13 +57,7 @@ import TestSupport
         let b = try harness.device("B", backend: backend)
         let shared = try await a.create(name: try DocumentName("Shared"))
         await b.sync()
-        let passes = Passes()
-        let live = LiveSync(library: b, configuration: Self.noRescan) { pass in
-            passes.add(pass)
-            return .goOn
-        }
-        let running = Task { try await live.run() }
-        await passes.wait { $0.count == 1 }
+        let (live, passes, running) = await Self.start(b)
 
         // B's own writes: a new document (record, store, info file, log), a save (store files and
         // a log), a rename (record, store folder, log). None of them is a reason for a pass.
@@ -83,13 +91,7 @@ import TestSupport
         let b = try harness.device("B", backend: .sqlite)
         let other = try harness.device("B", backend: .sqlite, uuidBase: 0x900000)  // a second process of device B
         await b.sync()
-        let passes = Passes()
-        let live = LiveSync(library: b, configuration: Self.noRescan) { pass in
-            passes.add(pass)
-            return .goOn
-        }
-        let running = Task { try await live.run() }
-        await passes.wait { $0.count == 1 }
+        let (live, passes, running) = await Self.start(b)
         let created = try await other.create(name: try DocumentName("FromOther"))
         await other.closeAll()
         await passes.wait { $0.contains { $0.documents == [created.id] } }
@@ -109,13 +111,8 @@ import TestSupport
         let a = try harness.device("A", backend: .sqlite)
         let created = try await b.create(name: try DocumentName("Slow"))
         await a.sync()
-        let passes = Passes()
-        let live = LiveSync(library: b, configuration: .init(rescanInterval: .seconds(3600), autosaveInterval: .milliseconds(100), settle: .milliseconds(20))) { pass in
-            passes.add(pass)
-            return .goOn
-        }
-        let running = Task { try await live.run() }
-        await passes.wait { $0.count == 1 }
+        let (live, passes, running) = await Self.start(
+            b, .init(rescanInterval: .seconds(3600), autosaveInterval: .milliseconds(100), settle: .milliseconds(20)))
         let events = await a.events()
         try await other.appendText(created.id, " saved slowly")
         await other.closeAll()
