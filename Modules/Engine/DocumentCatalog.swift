@@ -19,7 +19,7 @@ struct DocumentCatalog: Sendable {
     struct Entry: Sendable, Equatable {
         var record: LocalDocumentRecord
         /// The stat of the record file the record was read from (or written to).
-        var stamp: RecordStamp
+        var stamp: FileIdentity
         var quiet: QuietMark?
     }
 
@@ -48,7 +48,7 @@ struct DocumentCatalog: Sendable {
         let ids = names.compactMap(DocumentID.init)
         let paths = ids.map { documents + "/" + $0.description + "/document.json" }
         // The `stat`s are the cost: made on every core, then compared here.
-        let stamps = ParallelResults<RecordStamp>.compute(paths.count) { RecordStamp(path: paths[$0]) }
+        let stamps = ParallelResults<FileIdentity>.compute(paths.count) { FileIdentity(path: paths[$0]) }
         let seen = Set(ids)
         for (index, id) in ids.enumerated() {
             refresh(id, root, recordPath: paths[index], stamp: stamps[index])
@@ -106,9 +106,9 @@ struct DocumentCatalog: Sendable {
 
     /// One record, checked against its file. Returns it, or nil if there is none.
     @discardableResult
-    mutating func refresh(_ id: DocumentID, _ root: DeviceRoot, recordPath: String? = nil, stamp known: RecordStamp?? = nil) -> LocalDocumentRecord? {
+    mutating func refresh(_ id: DocumentID, _ root: DeviceRoot, recordPath: String? = nil, stamp known: FileIdentity?? = nil) -> LocalDocumentRecord? {
         let path = recordPath ?? root.recordURL(id).path
-        guard let stamp = known ?? RecordStamp(path: path) else {
+        guard let stamp = known ?? FileIdentity(path: path) else {
             if entries.removeValue(forKey: id) != nil || unparsed.removeValue(forKey: id) != nil { changed = true }
             return nil
         }
@@ -131,13 +131,13 @@ struct DocumentCatalog: Sendable {
     /// Whether the record file of `id` is the one this catalog knows (this process wrote or read
     /// it last): an event for it is this device's own write, or already seen.
     mutating func knows(_ id: DocumentID, _ root: DeviceRoot) -> Bool {
-        let stamp = RecordStamp(path: root.recordURL(id).path)
+        let stamp = FileIdentity(path: root.recordURL(id).path)
         return stamp == entry(id)?.stamp
     }
 
     /// Notes a record this process just wrote.
     mutating func wrote(_ record: LocalDocumentRecord, _ root: DeviceRoot) {
-        guard let stamp = RecordStamp(path: root.recordURL(record.id).path) else { return }
+        guard let stamp = FileIdentity(path: root.recordURL(record.id).path) else { return }
         let quiet = entry(record.id).flatMap { $0.record == record ? $0.quiet : nil }
         entries[record.id] = Entry(record: record, stamp: stamp, quiet: quiet)
         changed = true
@@ -244,32 +244,6 @@ struct DocumentCatalog: Sendable {
     }
 }
 
-/// A record file's identity: inode, modification time and size. A record is replaced by a
-/// rename, so a new record always has a new inode, even within one tick of the file clock.
-struct RecordStamp: Sendable, Hashable {
-    var inode: UInt64
-    var modified: Int64
-    var size: Int64
-
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        inode = UInt64(info.st_ino)
-        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        size = Int64(info.st_size)
-    }
-
-    init(inode: UInt64, modified: Int64, size: Int64) {
-        self.inode = inode
-        self.modified = modified
-        self.size = size
-    }
-
-    /// Changed in the last two seconds: an inode can be reused, so a stamp this young is read
-    /// again rather than trusted.
-    var isRecent: Bool { FileStamp.now() - modified < 2_000_000_000 }
-}
-
 // MARK: - Line format
 
 extension DocumentCatalog.Entry {
@@ -303,7 +277,7 @@ extension DocumentCatalog.Entry {
         record = LocalDocumentRecord(
             id: id, name: name, store: store, origin: origin, location: location,
             createdAt: Date(timeIntervalSince1970: Double(created) / 1000), createdBy: createdBy, container: container)
-        stamp = RecordStamp(inode: inode, modified: modified, size: size)
+        stamp = FileIdentity(inode: inode, modified: modified, size: size)
         quiet = Field.isDash(fields[9]) ? nil : QuietMark(field: fields[9])
     }
 }

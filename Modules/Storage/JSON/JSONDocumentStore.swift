@@ -22,7 +22,7 @@ public final class JSONDocumentStore: DocumentStore {
     private let lock: FileLock
     private let threads = NSLock()
     private let busyTimeout: Duration
-    private let cache = Mutex<(signature: FileSignature, contents: StoreContents)?>(nil)
+    private let cache = Mutex<(signature: FileIdentity, contents: StoreContents)?>(nil)
     private let isClosed = Mutex(false)
 
     /// The format tag at the top of every file.
@@ -130,7 +130,7 @@ public final class JSONDocumentStore: DocumentStore {
 
     private func load() throws(StoreError) -> StoreContents {
         let path = url.path
-        let signature = FileSignature(path: path)
+        let signature = FileIdentity(path: path)
         if let signature, let cached = cache.withLock({ $0 }), cached.signature == signature { return cached.contents }
         let data: Data
         do {
@@ -159,7 +159,7 @@ public final class JSONDocumentStore: DocumentStore {
         } catch {
             throw StoreError(.writeFailed, path: url.path, detail: error.description)
         }
-        if let signature = FileSignature(path: url.path) { cache.withLock { $0 = (signature, contents) } }
+        if let signature = FileIdentity(path: url.path) { cache.withLock { $0 = (signature, contents) } }
     }
 
     static func decode(_ data: Data, path: String) throws(StoreError) -> StoreContents {
@@ -183,23 +183,6 @@ public final class JSONDocumentStore: DocumentStore {
         } catch {
             throw StoreError(.corrupt, path: path, detail: "a multidoc store of the wrong shape: \(error)")
         }
-    }
-}
-
-/// Identifies one version of a file without reading it (inode, size, modification time).
-struct FileSignature: Equatable {
-    let inode: UInt64
-    let size: Int64
-    let seconds: Int
-    let nanoseconds: Int
-
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        seconds = info.st_mtim.tv_sec
-        nanoseconds = info.st_mtim.tv_nsec
     }
 }
 
