@@ -48,7 +48,7 @@ struct DocumentCatalog: Sendable {
         let ids = names.compactMap(DocumentID.init)
         let paths = ids.map { documents + "/" + $0.description + "/document.json" }
         // The `stat`s are the cost: made on every core, then compared here.
-        let stamps = ParallelResults<FileIdentity>.compute(paths.count) { FileIdentity(path: paths[$0]) }
+        let stamps = SideBySide.compute(paths.count) { FileIdentity(path: paths[$0]) }
         let seen = Set(ids)
         for (index, id) in ids.enumerated() {
             refresh(id, root, recordPath: paths[index], stamp: stamps[index])

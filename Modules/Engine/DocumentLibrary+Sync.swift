@@ -230,65 +230,15 @@ extension DocumentLibrary {
                 return DocumentWork(before: before, exported: exported, imported: imported, contents: contents, copies: copies)
             }
         }
-        if documents.count == 1, let (record, document) = documents.first { return [one(record, document)] }
-        let collected = await withTaskGroup(
-            of: (Int, Result<DocumentWork, any Error>).self, returning: [(Int, Result<DocumentWork, any Error>)].self
-        ) { group in
-            var collected: [(Int, Result<DocumentWork, any Error>)] = []
-            var next = 0
-            while next < min(documents.count, passWidth) {
-                let index = next, (record, document) = documents[next]
-                next += 1
-                group.addTask { (index, one(record, document)) }
-            }
-            while let done = await group.next() {
-                collected.append(done)
-                if next < documents.count {
-                    let index = next, (record, document) = documents[next]
-                    next += 1
-                    group.addTask { (index, one(record, document)) }
-                }
-            }
-            return collected
-        }
-        var results = [Result<DocumentWork, any Error>?](repeating: nil, count: documents.count)
-        for (index, result) in collected where results.indices.contains(index) { results[index] = result }
-        return results.map { $0 ?? .failure(EngineError.io("pass", "a document's work did not finish")) }
-    }
-
-    private func openResult(_ record: LocalDocumentRecord) async -> Result<OpenDocument, any Error> {
-        do { return .success(try await open(record, forPass: true)) } catch { return .failure(error) }
+        return await SideBySide.map(documents, width: passWidth) { one($0.0, $0.1) }
     }
 
     /// Opens a batch of documents (a first import creates each store: the slow part of joining
     /// a container), several at a time: while one open waits on the disk, the next starts.
     private func openSideBySide(_ records: [LocalDocumentRecord]) async -> [Result<OpenDocument, any Error>] {
-        if records.count == 1, let only = records.first {
-            do { return [.success(try await open(only, forPass: true))] } catch { return [.failure(error)] }
+        await SideBySide.map(records, width: Self.passWidth) { record in
+            do { return .success(try await self.open(record, forPass: true)) } catch { return .failure(error) }
         }
-        let collected = await withTaskGroup(
-            of: (Int, Result<OpenDocument, any Error>).self, returning: [(Int, Result<OpenDocument, any Error>)].self
-        ) { group in
-            var collected: [(Int, Result<OpenDocument, any Error>)] = []
-            var next = 0
-            while next < min(records.count, Self.passWidth) {
-                let index = next, record = records[next]
-                next += 1
-                group.addTask { await (index, self.openResult(record)) }
-            }
-            while let done = await group.next() {
-                collected.append(done)
-                if next < records.count {
-                    let index = next, record = records[next]
-                    next += 1
-                    group.addTask { await (index, self.openResult(record)) }
-                }
-            }
-            return collected
-        }
-        var results = [Result<OpenDocument, any Error>?](repeating: nil, count: records.count)
-        for (index, result) in collected where results.indices.contains(index) { results[index] = result }
-        return results.map { $0 ?? .failure(EngineError.io("pass", "a document did not open")) }
     }
 
     /// Tells what a pass did to one document: the report, the events, the ping's answer, a
@@ -466,7 +416,7 @@ extension DocumentLibrary {
     /// of a pass where nothing changed).
     func quietStamps(_ records: [LocalDocumentRecord], _ container: Container?) -> [[FileStamp]?] {
         let rootPath = root.url.path
-        return ParallelResults<[FileStamp]>.compute(records.count) { Self.quietStamps(records[$0], rootPath: rootPath, container) }
+        return SideBySide.compute(records.count) { Self.quietStamps(records[$0], rootPath: rootPath, container) }
     }
 
     nonisolated static func quietStamps(_ record: LocalDocumentRecord, rootPath: String, _ container: Container?) -> [FileStamp]? {
@@ -549,41 +499,5 @@ extension DocumentLibrary {
                 return false
             }
         }
-    }
-}
-
-/// Results written by several threads at distinct indices.
-final class ParallelResults<Value>: @unchecked Sendable {
-    // Each index is written by exactly one thread, and read only after every writer returned
-    // (`concurrentPerform` returns when all iterations are done). A raw buffer, so no two
-    // writers ever access one Swift variable (exclusivity checks would trap on an array).
-    private let storage: UnsafeMutableBufferPointer<Value?>
-
-    init(count: Int) {
-        storage = .allocate(capacity: count)
-        storage.initialize(repeating: nil)
-    }
-
-    deinit {
-        storage.deinitialize()
-        storage.deallocate()
-    }
-
-    func set(_ index: Int, _ value: Value?) { storage[index] = value }
-
-    var values: [Value?] { Array(storage) }
-
-    /// Computes `body(index)` for every index in `0..<count`, on every core.
-    static func compute(_ count: Int, _ body: @Sendable (Int) -> Value?) -> [Value?] {
-        let results = ParallelResults<Value>(count: count)
-        let lanes = min(count, 16)
-        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
-            var index = lane
-            while index < count {
-                results.set(index, body(index))
-                index += lanes
-            }
-        }
-        return results.values
     }
 }
