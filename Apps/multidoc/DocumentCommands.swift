@@ -90,7 +90,7 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json), json: options.json)
+            reportSync(try await syncPass(library, json: options.json, .listing), json: options.json)
             let documents = await library.list()
             await library.closeAll()
             if options.json { try printJSON(documents.map(DocumentRow.init)); return }

@@ -50,6 +50,9 @@ final class TerminalProgress: Sendable {
 /// container as a whole plus one document (`refresh`: the other verbs).
 enum CommandPass {
     case full
+    /// A full pass that previews the documents it discovers instead of importing them (their
+    /// stores wait until a command needs them): `list`.
+    case listing
     case refresh(DocumentID?)
     /// One document only (after a command changed it: ships what it saved).
     case document(DocumentID)
@@ -65,6 +68,7 @@ func syncPass(_ library: DocumentLibrary, json: Bool, _ scope: CommandPass = .fu
     let report: SyncReport
     switch scope {
     case .full: report = await library.sync(progress: { progress.update($0) })
+    case .listing: report = await library.sync(firstImports: .whenNeeded, progress: { progress.update($0) })
     case .refresh(let id): report = await library.refresh(id, progress: { progress.update($0) })
     case .document(let id): report = await library.sync(documents: [id])
     }

@@ -103,10 +103,11 @@ public struct DeviceRoot: Sendable {
         return try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data)
     }
 
-    public func save(_ record: LocalDocumentRecord) throws(EngineError) {
+    /// Writes a record (atomically; `durable`: flushed to the disk before it returns).
+    public func save(_ record: LocalDocumentRecord, durable: Bool = true) throws(EngineError) {
         do {
             try AtomicFile.makeDirectory(documentDirectory(record.id))
-            try AtomicFile.write(try JSONEncoder.multidoc.encode(record), to: recordURL(record.id))
+            try AtomicFile.write(try JSONEncoder.multidoc.encode(record), to: recordURL(record.id), durable: durable)
         } catch {
             throw EngineError.io(recordURL(record.id).path, "\(error)")
         }

@@ -173,7 +173,7 @@ struct DocumentCatalog: Sendable {
 
     // MARK: The file
 
-    private static let header = "multidoc-catalog 1"
+    private static let header = "multidoc-catalog 2"
 
     /// Reads the catalog file; an unreadable or foreign one gives an empty catalog. Parsed as
     /// bytes: String's character-by-character splitting cost more than the whole command may.
@@ -324,17 +324,18 @@ extension FileStamp {
 }
 
 extension QuietMark {
-    /// `viewable;modified-ms|-;stamp|stamp…;device=seq,…` (no tabs).
+    /// `viewable;modified-ms|-;stamp|stamp…;device=seq,…;ownLogs;preview` (no tabs).
     var field: String {
         let modifiedField = modified.map { String(Int64(($0.timeIntervalSince1970 * 1000).rounded())) } ?? "-"
         let stampsField = stamps.map(\.field).joined(separator: "|")
         let appliedField = applied.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
-        return "\(viewable ? 1 : 0);\(modifiedField);\(stampsField);\(appliedField);\(ownLogs)"
+        return "\(viewable ? 1 : 0);\(modifiedField);\(stampsField);\(appliedField);\(ownLogs);\(preview ? 1 : 0)"
     }
 
     init?(field: ArraySlice<UInt8>) {
         let parts = field.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
-        guard parts.count == 5, let ownLogs = Field.uint64(parts[4]) else { return nil }
+        guard parts.count == 6, let ownLogs = Field.uint64(parts[4]) else { return nil }
+        preview = parts[5].first == UInt8(ascii: "1")
         viewable = parts[0].first == UInt8(ascii: "1")
         if Field.isDash(parts[1]) {
             modified = nil

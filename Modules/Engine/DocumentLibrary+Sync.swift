@@ -35,21 +35,28 @@ extension DocumentLibrary {
     ///
     /// `progress`, if given, is called after each document of the pass with how many are done
     /// (front ends show it for long passes: a first sync of many documents, a large backlog).
+    ///
+    /// `firstImports` says when a full pass makes the stores of documents it discovered (see
+    /// ``FirstImports``); a targeted pass always imports the documents it was given.
     @discardableResult
-    public func sync(documents only: Set<DocumentID>? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil) async -> SyncReport {
-        await pass(only.map { .documents($0) } ?? .full, progress: progress)
+    public func sync(
+        documents only: Set<DocumentID>? = nil, firstImports: FirstImports = .now,
+        progress: (@Sendable (SyncProgress) -> Void)? = nil
+    ) async -> SyncReport {
+        await pass(only.map { .documents($0) } ?? .full, firstImports: firstImports, progress: progress)
     }
 
     /// A command's pass: brings `document` up to date (ships its outbox, imports what waits for
     /// it) and learns cheaply what else is new in the container: deletes and new documents,
-    /// read only when their folders changed since this device last looked. Other documents'
-    /// new logs wait for a full pass (`multidoc sync`, `list`, or the daemon).
+    /// read only when their folders changed since this device last looked (a new document gets
+    /// its record; its store waits until something needs it). Other documents' new logs wait
+    /// for a full pass (`multidoc sync`, `list`, or the daemon).
     @discardableResult
     public func refresh(_ document: DocumentID?, progress: (@Sendable (SyncProgress) -> Void)? = nil) async -> SyncReport {
         await pass(.command(document), progress: progress)
     }
 
-    func pass(_ scope: PassScope, progress: (@Sendable (SyncProgress) -> Void)?) async -> SyncReport {
+    func pass(_ scope: PassScope, firstImports: FirstImports = .now, progress: (@Sendable (SyncProgress) -> Void)?) async -> SyncReport {
         var report = SyncReport()
         // Targeted passes follow single saves and must stay fast: the catalog is written by
         // full and command passes, when the library closes, and by a targeted pass that
@@ -110,13 +117,8 @@ extension DocumentLibrary {
         if scope.isFull {
             for copy in container.conflictCopies(in: nil) { quarantine(copy, in: &report) }
         }
-        var discovered: [DocumentID] = []
-        if only == nil {
-            await applyTombstones(container, &report)
-            discovered = await discover(container, only: nil, &report)
-        } else {
-            discovered = await discover(container, only: only, &report)
-        }
+        if only == nil { await applyTombstones(container, &report) }
+        await discover(container, only: only, &report)
 
         var passing: [LocalDocumentRecord]
         switch scope {
@@ -125,17 +127,18 @@ extension DocumentLibrary {
         case .documents(let ids):
             passing = ids.compactMap { localRecord($0) }.filter { $0.location == .cloud }
         case .command(let id):
-            let ids = Set(discovered).union(id.map { [$0] } ?? [])
-            passing = ids.compactMap { localRecord($0) }.filter { $0.location == .cloud }
+            passing = id.flatMap { localRecord($0) }.map { [$0] }?.filter { $0.location == .cloud } ?? []
         }
         passing.sort { $0.id < $1.id }
         var registry: [DeviceRecord]?
         let registryStamp = container.stamp(.devices)
         let registryChanged = scope.isFull && catalog.containerStamps["devices"] != registryStamp
         var busy: [LocalDocumentRecord] = []
+        // A preview stands for an import only in a pass that previews: any other imports.
+        let previewing = scope.isFull && firstImports == .whenNeeded
         let stamps = quietStamps(passing, container)
         for (record, stamp) in zip(passing, stamps) {
-            if let mark = catalog.quiet(record.id), let stamp, stamp == mark.stamps {
+            if let mark = catalog.quiet(record.id), let stamp, stamp == mark.stamps, previewing || !mark.preview {
                 quietChecked[record.id] = .now
                 report.skippedQuiet += 1
                 if registryChanged, mark.ownLogs > 0 {
@@ -151,6 +154,18 @@ extension DocumentLibrary {
         }
         var done = report.skippedQuiet
         if done > 0 { progress?(SyncProgress(done: done, total: passing.count, importedLogs: 0)) }
+        if previewing {
+            let previews = busy.filter { awaitsFirstImport($0) }
+            if !previews.isEmpty {
+                let ids = Set(previews.map(\.id))
+                busy.removeAll { ids.contains($0.id) }
+                let imported = report.importedLogs
+                await preview(previews, container: container, replicator: replicator, report: &report) { count in
+                    done += count
+                    progress?(SyncProgress(done: done, total: passing.count, importedLogs: imported))
+                }
+            }
+        }
         if scope.isFull, !busy.isEmpty, registry == nil { registry = container.deviceRecords() }
         // Documents with something to do, a batch at a time: opened here (the handler, error
         // recovery and publishing are the library's), their store and container work run side
@@ -233,6 +248,48 @@ extension DocumentLibrary {
         return await SideBySide.map(documents, width: passWidth) { one($0.0, $0.1) }
     }
 
+    /// Previews documents not imported yet, a batch at a time, on every core: their logs read
+    /// into memory, so the master table can say whether each is viewable, and a quiet mark that
+    /// says so when the container holds all of it. Nothing is written but the catalog.
+    private func preview(
+        _ records: [LocalDocumentRecord], container: Container, replicator: Replicator, report: inout SyncReport,
+        done: (Int) -> Void
+    ) async {
+        var start = records.startIndex
+        while start < records.endIndex {
+            let end = min(start + Self.previewBatch, records.endIndex)
+            let batch = Array(records[start..<end])
+            start = end
+            let results = SideBySide.compute(batch.count) { index -> Result<(ImportReport, StoreContents), any Error> in
+                let record = batch[index]
+                return Result {
+                    let store = MemoryStore.scratch(record.store)
+                    let imported = try replicator.importPending(record.id, into: store)
+                    return (imported, try store.read())
+                }
+            }
+            for (record, result) in zip(batch, results) {
+                guard let result else { continue }
+                switch result {
+                case .success(let (imported, contents)):
+                    for file in imported.quarantined { quarantine(file, in: &report) }
+                    guard imported.quarantined.isEmpty, !imported.waitingForGap, imported.progress.percent >= 100 else { continue }
+                    previewed[record.id] = (!contents.graph.objects.isEmpty, contents.graph.textEntry?.modified, .now)
+                    guard let stamps = quietStamps(record, container) else { continue }
+                    catalog.setQuiet(record.id, QuietMark(
+                        stamps: stamps, applied: [:], viewable: !contents.graph.objects.isEmpty,
+                        modified: contents.graph.textEntry?.modified, ownLogs: 0, preview: true))
+                case .failure(let error):
+                    report.problems.append("\(record.name): \(error)")
+                }
+            }
+            done(batch.count)
+        }
+    }
+
+    /// How many documents a pass previews at once (bounds the logs held in memory).
+    static let previewBatch = 256
+
     /// Opens a batch of documents (a first import creates each store: the slow part of joining
     /// a container), several at a time: while one open waits on the disk, the next starts.
     private func openSideBySide(_ records: [LocalDocumentRecord]) async -> [Result<OpenDocument, any Error>] {
@@ -309,8 +366,10 @@ extension DocumentLibrary {
         if scan.problems.isEmpty { actedOn(key: "tombstones", stamp: stamp) } else { catalog.setContainerStamp("tombstones", nil) }
     }
 
-    /// Gives every document the container has and this device does not a local record and
-    /// store (looked for only when `documents/` changed, or among `only`). Returns them.
+    /// Gives every document the container has and this device does not a local record (looked
+    /// for only when `documents/` changed, or among `only`; the store waits for the first
+    /// import). Returns them.
+    @discardableResult
     private func discover(_ container: Container, only: Set<DocumentID>?, _ report: inout SyncReport) async -> [DocumentID] {
         let stamp = container.stamp(.documents)
         if only == nil, catalog.containerStamps["documents"] == stamp { return [] }
@@ -327,9 +386,10 @@ extension DocumentLibrary {
                 id: info.document, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
                 location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy, container: info.container ?? containerID)
             do {
-                // The record only: the store is made by the pass that imports the document (the
-                // same pass, for a full or command pass), so a discovery never holds stores open.
-                try saveRecord(record)
+                // The record only: the store is made by the pass that imports the document, so a
+                // discovery never holds stores open. Not flushed to the disk: a record lost in a
+                // crash is discovered again (the container has the document).
+                try saveRecord(record, durable: false)
                 found.append(record.id)
                 report.discovered.append(info.name.rawValue)
                 emit(.documentAdded(await summary(of: record)))
@@ -351,7 +411,7 @@ extension DocumentLibrary {
     /// map from the catalog, so this costs no store opened.
     private func registerIfChanged(_ replicator: Replicator, _ report: inout SyncReport) async {
         var applied: [DocumentID: [DeviceID: UInt64]] = [:]
-        for record in allRecords() where record.location == .cloud {
+        for record in allRecords(reusingRecentCheck: true) where record.location == .cloud {
             if let mark = catalog.quiet(record.id) {
                 applied[record.id] = mark.applied
             } else if let contents = try? await peek(record) {
@@ -393,10 +453,11 @@ extension DocumentLibrary {
     /// The trusted quiet mark of a document: its stamps are still the ones the pass saw.
     ///
     /// With `reusingRecentCheck` (the master table only, never a pass), a check made in the
-    /// last half second is taken as is: `list` right after the pass that checked every document.
+    /// last ``DocumentLibrary/recentCheck`` is taken as is: `list` right after the pass that
+    /// checked every document.
     func trustedQuietMark(_ record: LocalDocumentRecord, _ container: Container?, reusingRecentCheck: Bool = false) -> QuietMark? {
         guard let mark = catalog.quiet(record.id) else { return nil }
-        if reusingRecentCheck, let checked = quietChecked[record.id], ContinuousClock.now - checked < .milliseconds(500) {
+        if reusingRecentCheck, let checked = quietChecked[record.id], ContinuousClock.now - checked < Self.recentCheck {
             return mark
         }
         guard quietStamps(record, container) == mark.stamps else { return nil }

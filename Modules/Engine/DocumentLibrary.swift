@@ -93,6 +93,11 @@ public actor DocumentLibrary {
     var storeTouched: Set<DocumentID> = []
     /// When each quiet mark's stamps were last found unchanged (see `trustedQuietMark`).
     var quietChecked: [DocumentID: ContinuousClock.Instant] = [:]
+    /// What the last previews showed of documents whose files were too recent for a quiet mark
+    /// (the master table right after the pass).
+    var previewed: [DocumentID: (viewable: Bool, modified: Date?, at: ContinuousClock.Instant)] = [:]
+    /// When every record file was last checked (see ``allRecords(reusingRecentCheck:)``).
+    var recordsChecked: ContinuousClock.Instant?
     var shippedStamps: [DocumentID: [FileStamp]] = [:]
 
     public init(_ configuration: Configuration) {
@@ -138,7 +143,7 @@ public actor DocumentLibrary {
     /// The master table, sorted by name.
     public func list() async -> [DocumentSummary] {
         var result: [DocumentSummary] = []
-        for record in allRecords() {
+        for record in allRecords(reusingRecentCheck: true) {
             result.append(await summary(of: record))
         }
         // Natural order (TestDoc2 before TestDoc10), with keys made once: a locale-aware
@@ -160,18 +165,27 @@ public actor DocumentLibrary {
             return summary
         }
         let open = await handler.isOpen(record.id)
-        if !open, awaitsFirstImport(record) {
-            // Discovered, not imported yet: listed, not viewable, nothing to open.
-            summary.state = [.closed, .editingDisabled, .progressAvailable]
-            return summary
-        }
         if let mark = trustedQuietMark(record, cloud?.container, reusingRecentCheck: true) {
-            // Nothing changed since a pass found it quiet: no need to open the store.
+            // Nothing changed since a pass found it quiet (its store files among the stamps):
+            // no need to open the store.
             summary.state = open ? .normal : .closed
             summary.viewable = mark.viewable
             summary.modified = mark.modified
             summary.downloadPercent = 100
             if !summary.viewable { summary.state.insert(.editingDisabled) }
+            return summary
+        }
+        if !open, awaitsFirstImport(record) {
+            // Discovered, not imported yet: what a preview just showed (too recent for a quiet
+            // mark), or not viewable until one does.
+            if let seen = previewed[record.id], ContinuousClock.now - seen.at < Self.recentCheck {
+                summary.viewable = seen.viewable
+                summary.modified = seen.modified
+                summary.downloadPercent = 100
+                summary.state = seen.viewable ? .closed : [.closed, .editingDisabled]
+                return summary
+            }
+            summary.state = [.closed, .editingDisabled, .progressAvailable]
             return summary
         }
         do {
@@ -309,9 +323,25 @@ public actor DocumentLibrary {
     /// Opens a document, recovering it if the store is damaged and AttemptErrorRecovery is on.
     func open(_ record: LocalDocumentRecord, forPass: Bool = false) async throws -> OpenDocument {
         do {
-            // A discovered document gets its store when something first needs it.
+            // A discovered document gets its store when something first needs it, and (outside
+            // a pass, which imports next) what the container holds of it at once: whoever
+            // opens it sees what `list` called viewable.
             let create = awaitsFirstImport(record)
+            var firstImport: Replicator?
+            if create, !forPass {
+                guard let cloud, cloud.container.isAvailable else {
+                    let why = containerRefusal ?? "\(replicator.map { $0.container.root.path } ?? "no container is configured") cannot be read"
+                    throw EngineError.containerUnavailable(
+                        "\(record.name) is not on this device yet: it was listed from the container but never opened here, and the container is unavailable (\(why)). Open it again when the container is back.")
+                }
+                firstImport = cloud
+            }
             let document = try await handler.open(record, create: create, forPass: forPass)
+            if let firstImport {
+                let imported = try firstImport.importPending(record.id, into: document.store)
+                document.invalidate()
+                logger.info("first import", metadata: ["name": "\(record.name)", "logs": "\(imported.imported.count)"])
+            }
             problems[record.id] = nil
             if record.location == .local { keepLastGoodCopy(of: document) }
             return document
@@ -573,18 +603,29 @@ public actor DocumentLibrary {
     }
 
     /// Every local record (checked against the record files: one `stat` each).
-    func allRecords() -> [LocalDocumentRecord] {
-        catalog.refresh(root)
+    ///
+    /// With `reusingRecentCheck` (the master table and the end of a pass), a check of every
+    /// record file made in the last ``recentCheck`` is taken as is: `list` right after the pass
+    /// that checked them. This process's own writes are in the catalog either way.
+    func allRecords(reusingRecentCheck: Bool = false) -> [LocalDocumentRecord] {
+        if !reusingRecentCheck || recordsChecked.map({ ContinuousClock.now - $0 >= Self.recentCheck }) ?? true {
+            catalog.refresh(root)
+            recordsChecked = .now
+        }
         return catalog.records
     }
+
+    /// How long a look at every record file, or at a quiet document's stamps, serves the master
+    /// table without looking again (the pass a command runs just before listing).
+    static let recentCheck: Duration = .seconds(2)
 
     /// One local record, read again if its file changed.
     func localRecord(_ id: DocumentID) -> LocalDocumentRecord? { catalog.refresh(id, root) }
 
     /// Writes a record and notes it in the catalog (so the watcher's event for it is known as
     /// this process's own write).
-    func saveRecord(_ record: LocalDocumentRecord) throws(EngineError) {
-        try root.save(record)
+    func saveRecord(_ record: LocalDocumentRecord, durable: Bool = true) throws(EngineError) {
+        try root.save(record, durable: durable)
         catalog.wrote(record, root)
     }
 

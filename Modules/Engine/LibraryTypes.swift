@@ -43,6 +43,20 @@ struct QuietMark: Sendable, Equatable {
     /// The lowest sequence of this device's logs still in the container (0: none): when the
     /// registry changes, such a document may have logs to prune.
     var ownLogs: UInt64
+    /// What a preview showed: the container's logs read into memory, no local store yet (see
+    /// ``FirstImports/whenNeeded``). `applied` is then empty: this device has applied nothing.
+    var preview: Bool = false
+}
+
+/// When a full pass makes the local store of a document it discovered.
+public enum FirstImports: Sendable, Equatable {
+    /// Now: the pass imports every discovered document (the daemon, the TUI, `multidoc sync`).
+    case now
+    /// When something first needs the document: opening it, a command about it, or a pass that
+    /// imports now. Until then a pass previews it (reads its logs into memory, writes nothing
+    /// but its record), so the master table says truthfully whether it is viewable: a device
+    /// joining thousands of documents creates no store and waits on no disk flush to list them.
+    case whenNeeded
 }
 
 /// How far a sync pass is: documents done of those it looks at, and logs imported so far.

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// An in-memory backend for other modules' tests. Stores live in a ``MemoryVolume`` so that a
-/// store closed and reopened at the same URL keeps its contents, like a file would.
+/// An in-memory backend: other modules' tests, and previews (a document's logs read into
+/// memory before it has a store). Stores live in a ``MemoryVolume`` so that a store closed and
+/// reopened at the same URL keeps its contents, like a file would.
 public final class MemoryStore: DocumentStore {
     public let kind: StoreKind
     public let url: URL
@@ -27,6 +28,14 @@ public final class MemoryStore: DocumentStore {
     }
 
     public func close() { isClosed.withLock { $0 = true } }
+
+    /// An empty store of its own, gone when released.
+    public static func scratch(_ kind: StoreKind) -> MemoryStore {
+        let volume = MemoryVolume()
+        let url = URL(fileURLWithPath: "/scratch", isDirectory: false)
+        volume.insertEmpty(at: url)
+        return MemoryStore(kind: kind, url: url, volume: volume)
+    }
 }
 
 /// The "disk" of ``MemoryStore``s.
@@ -36,6 +45,8 @@ public final class MemoryVolume: Sendable {
     public init() {}
 
     func contents(at url: URL) -> StoreContents? { stores.withLock { $0[url.path] } }
+
+    func insertEmpty(at url: URL) { stores.withLock { $0[url.path] = StoreContents() } }
 
     func update<T>(at url: URL, _ body: (inout StoreContents) throws -> T) throws -> T {
         try stores.withLock { stores in

@@ -117,6 +117,26 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: folder.appending("container/documents").path))
     }
 
+    /// `list` previews a document it discovers (no store yet); opening it makes the local copy
+    /// with everything `list` showed, and without the container it says why it cannot.
+    @Test func aListedDocumentIsMadeLocalWhenFirstOpened() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Listed", "--device-name", "A"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Listed", "--append", " and more"], root: rootA).status == 0)
+        let rows = try #require(try json(try multidoc(["list", "--json", "--device-name", "B"], root: rootB)) as? [[String: Any]])
+        #expect(rows.first?["viewable"] as? Bool == true)
+        let gone = folder.appending("gone").path
+        let away = try ProductRunner.run("multidoc", ["show", "Listed", "--root", rootB, "--container", gone])
+        #expect(away.status == 7, "\(away.stderr)")
+        #expect(away.stderr.contains("not on this device yet") && away.stderr.contains("container is back"), "\(away.stderr)")
+        let show = try #require(try json(try multidoc(["show", "Listed", "--json"], root: rootB)) as? [String: Any])
+        #expect((show["text"] as? String)?.hasSuffix(" and more") == true, "\(show)")
+        // Local now: shown with the container away.
+        let offline = try ProductRunner.run("multidoc", ["show", "Listed", "--root", rootB, "--container", gone])
+        #expect(offline.status == 0, "\(offline.stderr)")
+        #expect(offline.stdout.contains(" and more"))
+    }
+
     @Test func syncSaysWhenThereIsNothingToSyncWith() throws {
         defer { folder.remove() }
         let none = try ProductRunner.run("multidoc", ["sync", "--root", rootA])
@@ -132,6 +152,8 @@ import TestSupport
     @Test func aWrongContainerDetachesNothing() throws {
         defer { folder.remove() }
         #expect(try multidoc(["new", "Shared", "--device-name", "A"], root: rootA).status == 0)
+        // `sync` makes B's local copy (`list` would only preview it).
+        #expect(try multidoc(["sync"], root: rootB).status == 0)
         #expect(try multidoc(["list"], root: rootB).stdout.contains("Shared"))
         let wrong = folder.appending("wrong").path
         try FileManager.default.createDirectory(atPath: wrong, withIntermediateDirectories: true)
