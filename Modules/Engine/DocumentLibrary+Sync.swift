@@ -138,7 +138,7 @@ extension DocumentLibrary {
         let previewing = scope.isFull && firstImports == .whenNeeded
         let stamps = quietStamps(passing, container)
         for (record, stamp) in zip(passing, stamps) {
-            if let mark = catalog.quiet(record.id), let stamp, stamp == mark.stamps, previewing || !mark.preview {
+            if let mark = catalog.quiet(record.id), let stamp, stamp.stamps == mark.stamps, previewing || !mark.preview {
                 quietChecked[record.id] = .now
                 report.skippedQuiet += 1
                 if registryChanged, mark.ownLogs > 0 {
@@ -277,7 +277,7 @@ extension DocumentLibrary {
                     previewed[record.id] = (!contents.graph.objects.isEmpty, contents.graph.textEntry?.modified, .now)
                     guard let stamps = quietStamps(record, container) else { continue }
                     catalog.setQuiet(record.id, QuietMark(
-                        stamps: stamps, applied: [:], viewable: !contents.graph.objects.isEmpty,
+                        stamps: stamps.stamps, devices: stamps.devices, applied: [:], viewable: !contents.graph.objects.isEmpty,
                         modified: contents.graph.textEntry?.modified, ownLogs: 0, preview: true))
                 case .failure(let error):
                     report.problems.append("\(record.name): \(error)")
@@ -327,7 +327,7 @@ extension DocumentLibrary {
             await closeIfThePassOpened(record.id)
             if let stamps = quietStamps(record, container) {
                 catalog.setQuiet(record.id, QuietMark(
-                    stamps: stamps, applied: contents.sync.applied, viewable: !contents.graph.objects.isEmpty,
+                    stamps: stamps.stamps, devices: stamps.devices, applied: contents.sync.applied, viewable: !contents.graph.objects.isEmpty,
                     modified: contents.graph.textEntry?.modified, ownLogs: replicator.lowestLog(record.id) ?? 0))
             }
         }
@@ -460,7 +460,7 @@ extension DocumentLibrary {
         if reusingRecentCheck, let checked = quietChecked[record.id], ContinuousClock.now - checked < Self.recentCheck {
             return mark
         }
-        guard quietStamps(record, container) == mark.stamps else { return nil }
+        guard quietStamps(record, container)?.stamps == mark.stamps else { return nil }
         quietChecked[record.id] = .now
         return mark
     }
@@ -469,27 +469,33 @@ extension DocumentLibrary {
     /// local store files (another process of this device saving changes them). Nil when any of
     /// them changed in the last two seconds: file times come from a coarse clock, so a change
     /// in the same tick would not show, and such a document is looked at again next time.
-    func quietStamps(_ record: LocalDocumentRecord, _ container: Container?) -> [FileStamp]? {
-        Self.quietStamps(record, rootPath: root.url.path, container)
+    func quietStamps(_ record: LocalDocumentRecord, _ container: Container?) -> Container.ChangeStamps? {
+        Self.quietStamps(record, rootPath: root.url.path, container, earlier: catalog.quiet(record.id)?.changeStamps)
     }
 
     /// The stamps of many documents, read on every core (they are `stat` calls: the whole cost
     /// of a pass where nothing changed).
-    func quietStamps(_ records: [LocalDocumentRecord], _ container: Container?) -> [[FileStamp]?] {
+    func quietStamps(_ records: [LocalDocumentRecord], _ container: Container?) -> [Container.ChangeStamps?] {
         let rootPath = root.url.path
-        return SideBySide.compute(records.count) { Self.quietStamps(records[$0], rootPath: rootPath, container) }
+        let earlier = records.map { catalog.quiet($0.id)?.changeStamps }
+        return SideBySide.compute(records.count) { Self.quietStamps(records[$0], rootPath: rootPath, container, earlier: earlier[$0]) }
     }
 
-    nonisolated static func quietStamps(_ record: LocalDocumentRecord, rootPath: String, _ container: Container?) -> [FileStamp]? {
+    /// `earlier`: the stamps of the document's quiet mark, whose device folders are stamped
+    /// again without listing them when `logs/` did not change (see ``Container/changeStamps(_:earlier:)``).
+    nonisolated static func quietStamps(
+        _ record: LocalDocumentRecord, rootPath: String, _ container: Container?, earlier: Container.ChangeStamps?
+    ) -> Container.ChangeStamps? {
         let store = rootPath + "/Documents/" + record.id.description + "/" + record.name.rawValue + "/" + record.store.fileName
         // An empty write-ahead log holds nothing (opening a WAL store makes one): the main file's
         // stamp covers it. A commit makes it grow.
         var wal = FileStamp(path: store + "-wal")
         if wal.size == 0 { wal.modified = -1 }
-        let folders = record.location == .cloud ? container?.changeStamps(record.id) ?? [] : []
-        let stamps = folders + [FileStamp(path: store), wal, FileStamp(path: store + "-journal")]
+        var stamps = Container.ChangeStamps(stamps: [], devices: [])
+        if record.location == .cloud, let container { stamps = container.changeStamps(record.id, earlier: earlier) }
+        stamps.stamps += [FileStamp(path: store), wal, FileStamp(path: store + "-journal")]
         let recent = FileStamp.now() - 2_000_000_000
-        return stamps.contains { $0.modified > recent } ? nil : stamps
+        return stamps.stamps.contains { $0.modified > recent } ? nil : stamps
     }
 
     /// Whether to go on syncing with this container; asks the front end's policy if its

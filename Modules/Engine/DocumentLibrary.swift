@@ -203,7 +203,7 @@ public actor DocumentLibrary {
                 // files keep their stamps.
                 if record.location == .local, !open, let stamps = quietStamps(record, nil) {
                     catalog.setQuiet(record.id, QuietMark(
-                        stamps: stamps, applied: contents.sync.applied, viewable: summary.viewable,
+                        stamps: stamps.stamps, devices: [], applied: contents.sync.applied, viewable: summary.viewable,
                         modified: summary.modified, ownLogs: 0))
                 }
             }
@@ -521,11 +521,11 @@ public actor DocumentLibrary {
         storeTouched = []
         for id in touched.sorted() {
             guard let record = localRecord(id), record.location == .cloud else { continue }
-            let before = quietStamps(record, nil)
+            let before = quietStamps(record, nil)?.stamps
             if let before, shippedStamps[id] == before { continue }
             if let document = try? await handler.open(record, create: false, forPass: true) { flushQuietly(document) }
             await closeIfThePassOpened(id)
-            shippedStamps[id] = quietStamps(record, nil)
+            shippedStamps[id] = quietStamps(record, nil)?.stamps
         }
     }
 

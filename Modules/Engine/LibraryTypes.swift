@@ -37,6 +37,8 @@ public struct DocumentDetail: Sendable, Equatable {
 /// the ``DocumentCatalog``, so that a new process (a CLI command) skips quiet documents too.
 struct QuietMark: Sendable, Equatable {
     var stamps: [FileStamp]
+    /// The device folders among the container stamps (listed again only when `logs/` changes).
+    var devices: [DeviceID]
     var applied: [DeviceID: UInt64]
     var viewable: Bool
     var modified: Date?
@@ -46,6 +48,8 @@ struct QuietMark: Sendable, Equatable {
     /// What a preview showed: the container's logs read into memory, no local store yet (see
     /// ``FirstImports/whenNeeded``). `applied` is then empty: this device has applied nothing.
     var preview: Bool = false
+
+    var changeStamps: Container.ChangeStamps { Container.ChangeStamps(stamps: stamps, devices: devices) }
 }
 
 /// When a full pass makes the local store of a document it discovered.

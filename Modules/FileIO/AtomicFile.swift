@@ -77,6 +77,29 @@ public enum AtomicFile {
         return true
     }
 
+    /// Appends `data` to the existing file at `url` in one `write` (not durably: for caches
+    /// whose reader drops a torn last line).
+    public static func append(_ data: Data, to url: URL) throws(FileIOError) {
+        let fd = open(url.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw FileIOError(path: url.path, operation: "open for append", errno: errno) }
+        defer { _ = close(fd) }
+        var failure: Int32 = 0
+        data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var offset = 0
+            while offset < raw.count {
+                let written = Glibc.write(fd, base + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure != 0 { throw FileIOError(path: url.path, operation: "append", errno: failure) }
+    }
+
     /// fsyncs a directory so a rename or unlink in it survives a crash.
     public static func syncDirectory(_ url: URL) throws(FileIOError) {
         let fd = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

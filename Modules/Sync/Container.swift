@@ -287,29 +287,51 @@ public struct Container: Sendable {
         return !infos.isEmpty && infos.allSatisfy { info in info.container.map { !inForce.contains($0) } ?? false }
     }
 
-    /// Stamps of a document's folders (`logs/`, each `logs/<device>/`, `baselines/`). Files in the container are written once and renamed into place, so a new,
-    /// removed or renamed file changes one of them: equal stamps mean nothing arrived.
-    public func changeStamps(_ id: DocumentID) -> [FileStamp] {
-        // Called for every document on every pass and list: paths as strings and one `readdir`
-        // (URLs and the listing's filters cost more than the `stat`s). Links are not followed
-        // into: a link where a device folder belongs is a file of another kind, stamped as such.
-        // The document's folder itself is not stamped: only info files land there, and they
+    /// Stamps of a document's folders (`logs/`, `baselines/`, each `logs/<device>/` in the
+    /// order of `devices`). Files in the container are written once and renamed into place, so
+    /// a new, removed or renamed file changes one of them: equal stamps mean nothing arrived.
+    public struct ChangeStamps: Sendable, Equatable {
+        public var stamps: [FileStamp]
+        /// The device folders stamped after the first two.
+        public var devices: [DeviceID]
+
+        public init(stamps: [FileStamp], devices: [DeviceID]) {
+            self.stamps = stamps
+            self.devices = devices
+        }
+    }
+
+    /// The ``ChangeStamps`` of a document. With `earlier` (stamps this device trusted before):
+    /// when `logs/` has the same stamp, no device folder came or went (that would change it),
+    /// so the same device folders are stamped without listing `logs/` again.
+    public func changeStamps(_ id: DocumentID, earlier: ChangeStamps? = nil) -> ChangeStamps {
+        // Called for every document on every pass and list: paths as strings, and at most one
+        // `readdir` (URLs and the listing's filters cost more than the `stat`s). Links are not
+        // followed into: a link where a device folder belongs is stamped as what it is. The
+        // document's folder itself is not stamped: only info files land there, and they
         // matter to discovery, not to imports.
         let folder = root.path + "/documents/" + id.description
         let logs = folder + "/logs"
         var stamps = [FileStamp(path: logs), FileStamp(path: folder + "/baselines")]
-        guard let directory = opendir(logs) else { return stamps }
-        defer { closedir(directory) }
-        var devices: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        var devices: [DeviceID]
+        if let earlier, earlier.stamps.first == stamps[0], stamps[0].modified != -1 {
+            devices = earlier.devices
+        } else {
+            devices = []
+            guard let directory = opendir(logs) else { return ChangeStamps(stamps: stamps, devices: []) }
+            defer { closedir(directory) }
+            while let entry = readdir(directory) {
+                guard entry.pointee.d_type == UInt8(DT_DIR) || entry.pointee.d_type == UInt8(DT_UNKNOWN) else { continue }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                // Only what an import reads: folders named by a device's UUID.
+                if let device = DeviceID(name) { devices.append(device) }
             }
-            guard !name.hasPrefix("."), entry.pointee.d_type == UInt8(DT_DIR) || entry.pointee.d_type == UInt8(DT_UNKNOWN) else { continue }
-            devices.append(name)
+            devices.sort()
         }
-        for device in devices.sorted() { stamps.append(FileStamp(path: logs + "/" + device)) }
-        return stamps
+        for device in devices { stamps.append(FileStamp(path: logs + "/" + device.description)) }
+        return ChangeStamps(stamps: stamps, devices: devices)
     }
 
     /// Devices with logs for a document.
