@@ -27,6 +27,9 @@ struct DocumentCatalog: Sendable {
     /// command about one document of 10,000 parses one line, not 10,000.
     private var entries: [DocumentID: Entry] = [:]
     private var unparsed: [DocumentID: ArraySlice<UInt8>] = [:]
+    /// The file's document lines in file order, until something needs them all (`index()`):
+    /// a command about one document finds its line with `memcmp` and builds no table of 10,000.
+    private var pending: [ArraySlice<UInt8>] = []
     /// Container-wide stamps this device has acted on (documents/, tombstones/, devices/), so a
     /// command skips discovery, tombstones and the registry when they did not change.
     var containerStamps: [String: FileStamp] = [:]
@@ -43,6 +46,8 @@ struct DocumentCatalog: Sendable {
     private var sharedChanged = false
     /// Lines in the file as this process last read or wrote it (0: none it can append to).
     private var fileLines = 0
+    /// Lines the file held when it was last written whole (it is written whole again past twice that).
+    private var baseLines = 0
 
     private mutating func touch(_ id: DocumentID) { touched.insert(id) }
 
@@ -58,6 +63,7 @@ struct DocumentCatalog: Sendable {
         // The `stat`s are the cost: made on every core, then compared here.
         let stamps = SideBySide.compute(paths.count) { FileIdentity(path: paths[$0]) }
         let seen = Set(ids)
+        index()
         for (index, id) in ids.enumerated() {
             refresh(id, root, recordPath: paths[index], stamp: stamps[index])
         }
@@ -72,7 +78,15 @@ struct DocumentCatalog: Sendable {
     /// dropped: the record file is read again).
     private mutating func entry(_ id: DocumentID) -> Entry? {
         if let entry = entries[id] { return entry }
-        guard let line = unparsed.removeValue(forKey: id) else { return nil }
+        let found: ArraySlice<UInt8>?
+        if pending.isEmpty {
+            found = unparsed.removeValue(forKey: id)
+        } else {
+            // Gone or unreadable since the file was read.
+            guard !touched.contains(id) else { return nil }
+            found = Self.lastLine(of: id, in: pending)
+        }
+        guard let line = found else { return nil }
         guard let entry = Entry(fields: Field.split(line, "\t")),
               entry.record.id == id else {
             touch(id)
@@ -82,8 +96,44 @@ struct DocumentCatalog: Sendable {
         return entry
     }
 
+    /// The last line of `id` in `lines`, nil if there is none or the last says it went.
+    private static func lastLine(of id: DocumentID, in lines: [ArraySlice<UInt8>]) -> ArraySlice<UInt8>? {
+        let key = Array(id.description.utf8)
+        for line in lines.reversed() {
+            let match = line.withUnsafeBufferPointer { buffer -> Int in
+                guard let base = buffer.baseAddress, buffer.count >= 38 else { return 0 }
+                if base[36] == UInt8(ascii: "\t"), memcmp(base, key, 36) == 0 { return 1 }
+                if base[0] == UInt8(ascii: "-"), base[1] == UInt8(ascii: "\t"), memcmp(base + 2, key, 36) == 0 { return 2 }
+                return 0
+            }
+            if match == 1 { return line }
+            if match == 2 { return nil }
+        }
+        return nil
+    }
+
+    /// Puts every line not parsed yet into `unparsed`, by document (later lines win).
+    private mutating func index() {
+        guard !pending.isEmpty else { return }
+        unparsed.reserveCapacity(pending.count)
+        for line in pending {
+            if line.first == UInt8(ascii: "-") {
+                if line.count == 38, let id = Field.uuid(line.dropFirst(2)).map(DocumentID.init), !touched.contains(id) {
+                    unparsed[id] = nil
+                }
+            } else if let id = Field.uuid(line.prefix(36)).map(DocumentID.init), entries[id] == nil, !touched.contains(id) {
+                unparsed[id] = line
+            }
+        }
+        pending = []
+    }
+
     /// Every name the catalog holds (not checked against the record files; lines not parsed).
     var names: [DocumentName] {
+        mutating get { index(); return namesIndexed }
+    }
+
+    private var namesIndexed: [DocumentName] {
         var result = entries.values.map(\.record.name)
         for line in unparsed.values {
             let fields = Field.split(line, "\t", maxSplits: 3)
@@ -96,7 +146,8 @@ struct DocumentCatalog: Sendable {
     mutating func candidates(named name: String) -> [DocumentID] {
         let bytes = Array(name.utf8)
         var matches: [DocumentID] = []
-        for (id, line) in unparsed {
+        let lines: [(DocumentID?, ArraySlice<UInt8>)] = pending.isEmpty ? unparsed.map { ($0.key, $0.value) } : pending.map { (nil, $0) }
+        for (known, line) in lines {
             // The name is the third field, after the UUID (36 bytes) and the record's stamp:
             // parse only lines whose third field is this name.
             let matched = line.withUnsafeBufferPointer { buffer -> Bool in
@@ -106,7 +157,7 @@ struct DocumentCatalog: Sendable {
                 guard start + bytes.count < buffer.count, buffer[start + bytes.count] == UInt8(ascii: "\t") else { return false }
                 return memcmp(base + start, bytes, bytes.count) == 0
             }
-            if matched { matches.append(id) }
+            if matched, let id = known ?? Field.uuid(line.prefix(36)).map(DocumentID.init) { matches.append(id) }
         }
         for id in matches { _ = entry(id) }
         return entries.values.filter { $0.record.name.rawValue == name }.map(\.record.id)
@@ -117,14 +168,14 @@ struct DocumentCatalog: Sendable {
     mutating func refresh(_ id: DocumentID, _ root: DeviceRoot, recordPath: String? = nil, stamp known: FileIdentity?? = nil) -> LocalDocumentRecord? {
         let path = recordPath ?? root.recordURL(id).path
         guard let stamp = known ?? FileIdentity(path: path) else {
-            if entries.removeValue(forKey: id) != nil || unparsed.removeValue(forKey: id) != nil { touch(id) }
+            drop(id)
             return nil
         }
         let cached = entry(id)
         if let cached, cached.stamp == stamp, !stamp.isRecent { return cached.record }
         guard let data = try? AtomicFile.read(URL(fileURLWithPath: path, isDirectory: false)), let record = try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data),
               record.id == id else {
-            if entries.removeValue(forKey: id) != nil { touch(id) }
+            drop(id)
             return nil
         }
         let quiet = cached.flatMap { $0.record == record ? $0.quiet : nil }
@@ -151,20 +202,28 @@ struct DocumentCatalog: Sendable {
         touch(record.id)
     }
 
-    mutating func forget(_ id: DocumentID) {
-        if entries.removeValue(forKey: id) != nil || unparsed.removeValue(forKey: id) != nil { touch(id) }
+    mutating func forget(_ id: DocumentID) { drop(id) }
+
+    /// Drops what the catalog holds of `id` (a line not parsed yet included).
+    private mutating func drop(_ id: DocumentID) {
+        if entries.removeValue(forKey: id) != nil || unparsed.removeValue(forKey: id) != nil || !pending.isEmpty { touch(id) }
     }
 
     /// Every record the catalog holds (all lines parsed).
     var records: [LocalDocumentRecord] {
         mutating get {
+            index()
             for id in Array(unparsed.keys) { _ = entry(id) }
             return entries.values.map(\.record)
         }
     }
-    var count: Int { entries.count + unparsed.count }
+    var count: Int {
+        mutating get { index(); return entries.count + unparsed.count }
+    }
     /// The documents the catalog holds (not checked against the record files).
-    var ids: Set<DocumentID> { Set(entries.keys).union(unparsed.keys) }
+    var ids: Set<DocumentID> {
+        mutating get { index(); return Set(entries.keys).union(unparsed.keys) }
+    }
     mutating func quiet(_ id: DocumentID) -> QuietMark? { entry(id)?.quiet }
 
     mutating func setQuiet(_ id: DocumentID, _ mark: QuietMark?) {
@@ -190,25 +249,26 @@ struct DocumentCatalog: Sendable {
         guard let data = try? AtomicFile.read(url, limit: 256 * 1024 * 1024) else { return catalog }
         let bytes = [UInt8](data)
         let lines = Self.lines(bytes)
-        guard let first = lines.first, first.elementsEqual(header.utf8) else { return catalog }
-        catalog.unparsed.reserveCapacity(lines.count)
+        guard let first = lines.first, first.starts(with: header.utf8) else { return catalog }
+        let headerFields = Field.split(first, "\t")
+        guard headerFields[0].elementsEqual(header.utf8) else { return catalog }
+        catalog.baseLines = headerFields.count > 1 ? Field.uint64(headerFields[1]).map { Int(clamping: $0) } ?? 0 : 0
+        catalog.pending.reserveCapacity(lines.count)
         // Later lines win: a save appends the lines that changed (see `save`).
         for line in lines.dropFirst() {
             guard let kind = line.first else { continue }
-            if kind == UInt8(ascii: "@") || kind == UInt8(ascii: "#") || kind == UInt8(ascii: "-") {
+            if kind == UInt8(ascii: "@") || kind == UInt8(ascii: "#") {
                 let fields = Field.split(line, "\t")
-                if kind == UInt8(ascii: "-"), fields.count == 2, let id = Field.uuid(fields[1]).map(DocumentID.init) {
-                    catalog.unparsed[id] = nil
-                } else if kind == UInt8(ascii: "@"), fields.count == 3 {
+                if kind == UInt8(ascii: "@"), fields.count == 3 {
                     catalog.containerStamps[String(decoding: fields[1], as: UTF8.self)] = FileStamp(field: fields[2])
                 } else if kind == UInt8(ascii: "#"), fields.count == 3, let digest = Field.uint64(fields[1]),
                           let stamp = FileStamp(field: fields[2]) {
                     catalog.registration = (digest, stamp)
                 }
-            } else if line.count > 37, line[line.startIndex + 36] == UInt8(ascii: "\t"),
-                      let id = Field.uuid(line.prefix(36)).map(DocumentID.init) {
-                // Only the UUID now; the rest when the document is asked for.
-                catalog.unparsed[id] = line
+            } else if line.count >= 38 {
+                // A document's line, or `-` and the UUID of one that went: kept as bytes until
+                // the document is asked for.
+                catalog.pending.append(line)
             }
         }
         catalog.sharedChanged = false
@@ -252,7 +312,7 @@ struct DocumentCatalog: Sendable {
             if let registration { text += "#\t\(registration.digest)\t\(registration.stamp.field)\n" }
         }
         let appended = touched.count + (shared ? containerStamps.count + 1 : 0)
-        if fileLines > 0, fileLines + appended <= 2 * count + 64, access(url.path, W_OK) == 0 {
+        if fileLines > 0, fileLines + appended <= 2 * baseLines + 64, access(url.path, W_OK) == 0 {
             // A line left torn by a crash ends at this newline and is dropped when read.
             text = "\n"
             for id in touched.sorted() {
@@ -272,7 +332,9 @@ struct DocumentCatalog: Sendable {
             try AtomicFile.append(Data(text.utf8), to: url)
             fileLines += appended
         } else {
-            text = Self.header + "\n"
+            index()
+            let lines = 1 + containerStamps.count + (registration == nil ? 0 : 1) + entries.count + unparsed.count
+            text = Self.header + "\t\(lines)\n"
             sharedLines()
             for entry in entries.values { text += entry.line + "\n" }
             var data = Data(text.utf8)
@@ -281,7 +343,8 @@ struct DocumentCatalog: Sendable {
                 data.append(UInt8(ascii: "\n"))
             }
             try AtomicFile.write(data, to: url, durable: false)
-            fileLines = 1 + containerStamps.count + (registration == nil ? 0 : 1) + count
+            fileLines = lines
+            baseLines = lines
         }
         touched = []
         sharedChanged = false
