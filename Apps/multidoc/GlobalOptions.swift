@@ -161,7 +161,7 @@ func printJSON(_ value: some Encodable) throws {
 
 /// Parses a document name typed by the user.
 func documentName(_ raw: String) throws -> DocumentName {
-    do { return try DocumentName(raw) } catch { throw EngineError.invalidName(error.description) }
+    do { return try DocumentName(typed: raw) } catch { throw EngineError.invalidName(error.description) }
 }
 
 /// The real stores (SQLite and JSON backends).

@@ -598,8 +598,8 @@ public actor DocumentLibrary {
     /// Whether a discovered document has no local store yet (its first import makes it).
     func awaitsFirstImport(_ record: LocalDocumentRecord) -> Bool {
         guard record.origin == .discovered else { return false }
-        var info = stat()
-        return stat(root.url.path + "/Documents/" + record.id.description + "/" + record.name.rawValue, &info) != 0
+        // The store, not its folder: a process killed between the two leaves the folder.
+        return !configuration.stores.exists(record.store, at: root.storeURL(record))
     }
 
     /// Every local record (checked against the record files: one `stat` each).

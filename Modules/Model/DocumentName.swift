@@ -15,6 +15,31 @@ public struct DocumentName: Hashable, Sendable, Comparable, Codable, CustomStrin
         self.rawValue = rawValue
     }
 
+    /// Validates a name a user typed for a new document or a rename: the rules above, and none
+    /// of the names a device root uses beside a store (`document.json`), no bidirectional
+    /// control character (U+202E would show `txt.exe` as `exe.txt`), and not a UUID (which
+    /// `show`, `rm` and every other command would take for another document's). Names that
+    /// peers or earlier versions wrote are read with the rules above only.
+    /// - Throws: ``DocumentNameError`` naming the first rule the name breaks.
+    public init(typed rawValue: String) throws(DocumentNameError) {
+        try self.init(rawValue)
+        if Self.reserved.contains(rawValue.lowercased()) { throw DocumentNameError(name: rawValue, rule: .reserved) }
+        if let scalar = rawValue.unicodeScalars.first(where: Self.isBidiControl) {
+            throw DocumentNameError(name: rawValue, rule: .bidiControl(scalar.value))
+        }
+        if UUIDText.parse(rawValue) != nil { throw DocumentNameError(name: rawValue, rule: .looksLikeUUID) }
+    }
+
+    /// File names a device root keeps beside a document's store folder.
+    public static let reserved: Set<String> = ["document.json"]
+
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
     public var description: String { rawValue }
 
     public static func < (lhs: DocumentName, rhs: DocumentName) -> Bool {
@@ -58,6 +83,9 @@ public struct DocumentNameError: Error, Equatable, Sendable, CustomStringConvert
         case controlCharacter(UInt32)
         case dotName
         case leadingDot
+        case reserved
+        case bidiControl(UInt32)
+        case looksLikeUUID
     }
 
     public let name: String
@@ -79,6 +107,10 @@ public struct DocumentNameError: Error, Equatable, Sendable, CustomStringConvert
             return "invalid document name \(name.debugDescription): it contains the control character U+\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex)"
         case .dotName: return "invalid document name \(name.debugDescription): '.' and '..' are reserved"
         case .leadingDot: return "invalid document name \(name.debugDescription): it starts with '.' (hidden files are reserved)"
+        case .reserved: return "invalid document name \(name.debugDescription): the device root uses that name itself; pick another"
+        case .bidiControl(let value):
+            return "invalid document name \(name.debugDescription): it contains the bidirectional control character U+\(String(value, radix: 16, uppercase: true)), which makes a name display as something else"
+        case .looksLikeUUID: return "invalid document name \(name.debugDescription): a UUID names documents by their identity; pick a name that is not one"
         }
     }
 }

@@ -30,12 +30,19 @@ public struct HybridLogicalClock: Hashable, Sendable, Codable {
     }
 
     /// Advances for a local event at physical time `now` (milliseconds) and returns its stamp.
+    ///
+    /// The counter never wraps: at its maximum the clock moves one millisecond ahead instead, so
+    /// every local stamp orders after every stamp the clock saw (a peer's log stamped with the
+    /// counter at its maximum once made every later save here lose to it).
     public mutating func tick(now: UInt64, device: DeviceID) -> Stamp {
         if now > wall {
             wall = now
             counter = 0
+        } else if counter == .max {
+            wall = wall == .max ? wall : wall + 1
+            counter = wall == .max ? counter : 0
         } else {
-            counter &+= 1
+            counter += 1
         }
         return Stamp(wall: wall, counter: counter, device: device)
     }

@@ -68,7 +68,8 @@ public final class MemoryVolume: Sendable {
                 guard exists else { throw StoreError(.notFound, path: url.path) }
                 return MemoryStore(kind: kind, url: url, volume: self)
             },
-            destroy: { _, url in self.stores.withLock { $0[url.path] = nil } }
+            destroy: { _, url in self.stores.withLock { $0[url.path] = nil } },
+            exists: { _, url in self.stores.withLock { $0[url.path] != nil } }
         )
     }
 }

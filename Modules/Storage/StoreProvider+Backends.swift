@@ -15,7 +15,8 @@ extension StoreProvider {
                 case .sqlite: SQLiteDocumentStore.destroy(at: url)
                 case .json: JSONDocumentStore.destroy(at: url)
                 }
-            }
+            },
+            exists: fileExists
         )
     }
 }

@@ -180,6 +180,7 @@ extension Container {
                   let tombstone: DocumentTombstone = try? readJSON(tombstonesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRecordSize)
             else { return false }
             return tombstone.document == id && tombstone.deletedBy == device && tombstone.format <= Self.formatVersion
+                && isRegistered(device)
         }
     }
 

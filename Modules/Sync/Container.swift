@@ -98,7 +98,7 @@ public struct Container: Sendable {
             }
             count += 1
         }
-        return count == 20 && value > 0 ? value : nil
+        return count == 20 && value > 0 && value <= ContainerBounds.maximumSequence ? value : nil
     }
 
     // MARK: Availability and identity
@@ -141,22 +141,29 @@ public struct Container: Sendable {
     }
 
     /// Every identity file present.
+    ///
+    /// A file that is not an identity is passed over while a good one is there (`container
+    /// verify` names it): one stray file must not stop every device from syncing. With no good
+    /// one, it is an error: seeding a new identity beside a damaged one would split the devices.
     func identities() throws(SyncError) -> [ContainerIdentity] {
         try checkAvailable()
         var result: [ContainerIdentity] = []
+        var damaged: SyncError?
         for name in listNames(identityDirectory) where name.hasSuffix(".json") {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             let identity: ContainerIdentity
             do {
                 identity = try readJSON(url, limit: Self.maximumRecordSize)
             } catch {
-                throw SyncError(.malformedFile, path: url.path, detail: "not a container identity (\(Self.summarize(error)))")
+                damaged = damaged ?? SyncError(.malformedFile, path: url.path, detail: "not a container identity (\(Self.summarize(error))); remove it, or run `multidoc container verify`")
+                continue
             }
             guard identity.format <= Self.formatVersion else {
                 throw SyncError(.unknownFormat(found: identity.format, supported: Self.formatVersion), path: url.path)
             }
             result.append(identity)
         }
+        if result.isEmpty, let damaged { throw damaged }
         return result
     }
 
@@ -235,6 +242,7 @@ public struct Container: Sendable {
     func scanTombstones() -> (tombstones: [DocumentID: [DocumentTombstone]], problems: [QuarantinedFile]) {
         var result: [DocumentID: [DocumentTombstone]] = [:]
         var problems: [QuarantinedFile] = []
+        let registered = registeredDevices()
         for name in listNames(tombstonesDirectory) {
             let url = tombstonesDirectory.appendingPathComponent(name, isDirectory: false)
             let parts = name.hasSuffix(".json") ? name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false) : []
@@ -250,6 +258,10 @@ public struct Container: Sendable {
                 }
                 guard tombstone.document == id, tombstone.deletedBy == device else {
                     problems.append(QuarantinedFile(url: url, reason: "names document \(tombstone.document) by \(tombstone.deletedBy), not what its name says"))
+                    continue
+                }
+                guard registered.contains(device) else {
+                    problems.append(QuarantinedFile(url: url, reason: "written by device \(device), which never registered in this container; not applied"))
                     continue
                 }
                 result[id, default: []].append(tombstone)
@@ -385,21 +397,41 @@ public struct Container: Sendable {
             .compactMap { name -> (URL, Baseline)? in
                 let url = baselinesDirectory(id).appendingPathComponent(name, isDirectory: false)
                 guard let baseline: Baseline = try? readJSON(url, limit: Self.maximumBaselineSize), baseline.document == id,
-                      baseline.format <= Self.formatVersion else { return nil }
+                      baseline.format <= Self.formatVersion, baseline.problem(latest: nil) == nil else { return nil }
                 return (url, baseline)
             }
             .sorted { $0.1.coverage > $1.1.coverage }
     }
 
     /// Every registered device.
+    /// An entry whose file name and content disagree, or that claims sequences no device can
+    /// reach, is not a registration (`container verify` names it).
     public func deviceRecords() -> [DeviceRecord] {
         listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap { name in
-            try? readJSON(devicesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRecordSize)
+            guard let record: DeviceRecord = try? readJSON(devicesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRecordSize),
+                  name == "\(record.device).json",
+                  record.applied.values.allSatisfy({ ContainerBounds.problem(applied: $0) == nil }) else { return nil }
+            return record
         }
     }
 
+    /// The devices with a registry file (read or not): a tombstone from any other device is
+    /// not applied.
+    func registeredDevices() -> Set<DeviceID> {
+        Set(listNames(devicesDirectory).compactMap { name in
+            name.hasSuffix(".json") ? DeviceID(String(name.dropLast(5))) : nil
+        })
+    }
+
+    /// Whether this device's registry file is there.
+    public func isRegistered(_ device: DeviceID) -> Bool {
+        FileManager.default.fileExists(atPath: deviceRecordURL(device).path)
+    }
+
     /// Reads and validates one log file.
-    public func readLog(_ id: DocumentID, device: DeviceID, sequence: UInt64) throws(LogDecodingError) -> TransactionLog {
+    ///
+    /// `latest`: the latest stamp accepted (``ContainerBounds/latestWall(at:)``); nil checks no clock.
+    public func readLog(_ id: DocumentID, device: DeviceID, sequence: UInt64, latest: UInt64? = nil) throws(LogDecodingError) -> TransactionLog {
         let url = logURL(id, device: device, sequence: sequence)
         let data: Data
         do {
@@ -407,7 +439,11 @@ public struct Container: Sendable {
         } catch {
             throw LogDecodingError(reason: error.detail ?? error.description)
         }
-        return try TransactionLog.decode(data, document: id, device: device, sequence: sequence)
+        let log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence)
+        if let latest, let problem = ContainerBounds.problem(stamp: log.stamp, latest: latest) {
+            throw LogDecodingError(reason: problem)
+        }
+        return log
     }
 
     // MARK: Writing

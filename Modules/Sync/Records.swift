@@ -115,5 +115,5 @@ public struct Baseline: Codable, Sendable, Hashable {
     }
 
     /// How many logs the snapshot includes, over all devices.
-    public var coverage: UInt64 { applied.values.reduce(0, +) }
+    public var coverage: UInt64 { applied.values.reduce(0, ContainerBounds.sum) }
 }

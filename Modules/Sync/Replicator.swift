@@ -54,14 +54,24 @@ public struct Replicator: Sendable {
         return try store.write { contents in
             let changes = try makeChanges(contents.graph)
             let stamp = contents.sync.clock.tick(now: wall, device: device.id)
-            let sequence = (contents.sync.applied[device.id] ?? 0) + 1
+            let last = contents.sync.applied[device.id] ?? 0
+            guard last < ContainerBounds.maximumSequence else {
+                throw SyncError(.saveRefused, path: document.description, detail: "this device has made \(last) saves of the document, the most a device can")
+            }
+            let sequence = last + 1
             let log = TransactionLog(
                 document: document, device: device.id, sequence: sequence, stamp: stamp,
                 committedAt: committedAt, deviceName: device.name,
                 changes: TransactionLog.logged(changes, in: contents.graph))
             let summary = Merge.apply(log, to: &contents)
             contents.sync.applied[device.id] = sequence
-            if ship { contents.sync.outbox[sequence] = try log.encoded() }
+            // A device never writes a log its peers would refuse: checked before anything is
+            // committed (the transaction rolls back with the throw).
+            let data = try log.encoded()
+            guard data.count <= TransactionLog.maximumFileSize else {
+                throw SyncError(.saveRefused, path: document.description, detail: "its log would be \(data.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
+            }
+            if ship { contents.sync.outbox[sequence] = data }
             return LocalCommit(log: log, summary: summary)
         }
     }
@@ -102,6 +112,8 @@ public struct Replicator: Sendable {
     /// Deletes a document for every device: a tombstone that stays, and the document's folder.
     public func delete(_ document: DocumentID) throws(SyncError) {
         try container.checkAvailable()
+        // Peers apply tombstones only from registered devices.
+        try registerIfMissing()
         let tombstone = DocumentTombstone(document: document, deletedBy: device.id, deletedAt: now())
         try container.writeJSON(tombstone, to: container.tombstoneURL(document, device: device.id))
         container.remove(container.documentDirectory(document))
@@ -116,11 +128,18 @@ public struct Replicator: Sendable {
         var report = ImportReport()
         var contents = try store.read()
         var plan = makePlan(document, applied: contents.sync.applied, report: &report)
+        let latest = ContainerBounds.latestWall(at: now())
 
         if plan.needsBaseline {
             let baselines = container.baselines(document)
             let useful = baselines.filter { entry in
                 entry.baseline.applied.contains { device, sequence in sequence > (contents.sync.applied[device] ?? 0) }
+            }.filter { entry in
+                if let problem = trustProblem(entry.baseline, latest: latest) {
+                    report.quarantined.append(QuarantinedFile(url: entry.url, reason: "baseline not used: \(problem)"))
+                    return false
+                }
+                return true
             }
             if !useful.isEmpty {
                 let summary = try store.write { contents -> ChangeSummary in
@@ -143,7 +162,7 @@ public struct Replicator: Sendable {
             var stopped: Set<DeviceID> = []
             for (origin, sequence) in batch where !stopped.contains(origin) {
                 do {
-                    logs.append(try container.readLog(document, device: origin, sequence: sequence))
+                    logs.append(try container.readLog(document, device: origin, sequence: sequence, latest: latest))
                 } catch {
                     stopped.insert(origin)
                     report.quarantined.append(QuarantinedFile(url: container.logURL(document, device: origin, sequence: sequence), reason: error.description))
@@ -169,6 +188,20 @@ public struct Replicator: Sendable {
         let applied = try store.read().sync.applied
         report.progress = progress(document, applied: applied)
         return report
+    }
+
+    /// Why a baseline must not stand in for logs, or nil: out of range (see ``ContainerBounds``),
+    /// or it claims a log still in the container that it does not hold (a baseline of nothing
+    /// claiming everything would otherwise replace a document with an empty one).
+    func trustProblem(_ baseline: Baseline, latest: UInt64) -> String? {
+        if let problem = baseline.problem(latest: latest) { return problem }
+        for (origin, sequence) in baseline.applied where sequence > 0 {
+            guard let log = try? container.readLog(baseline.document, device: origin, sequence: sequence) else { continue }
+            if !baseline.reflects(log) {
+                return "it claims log \(sequence) of device \(origin) but does not hold what that log did"
+            }
+        }
+        return nil
     }
 
     private struct Plan {
@@ -211,8 +244,8 @@ public struct Replicator: Sendable {
         for origin in devices {
             let mine = applied[origin] ?? 0
             let highest = container.logSequences(document, device: origin).last ?? 0
-            known += max(mine, highest)
-            have += mine
+            known = ContainerBounds.sum(known, max(mine, highest))
+            have = ContainerBounds.sum(have, mine)
         }
         return DownloadProgress(applied: have, known: known)
     }
@@ -240,8 +273,7 @@ public struct Replicator: Sendable {
     /// documents reads it once and passes it in, since it grows with the number of documents.
     public func compact(_ document: DocumentID, store: any DocumentStore, registry: [DeviceRecord]? = nil) throws -> CompactionReport {
         var report = CompactionReport()
-        let baselines = container.baselines(document)
-        let covered = baselines.first?.baseline.applied ?? [:]
+        let covered = trustedBaseline(document)?.applied ?? [:]
         var uncovered = 0
         for origin in container.logDevices(document) {
             let floor = covered[origin] ?? 0
@@ -261,8 +293,15 @@ public struct Replicator: Sendable {
     /// are pruned when the registry shows its peers caught up). Returns how many were removed.
     @discardableResult
     public func prune(_ document: DocumentID, registry: [DeviceRecord]) -> Int {
-        let covering = container.baselines(document).first?.baseline.applied[device.id] ?? 0
+        let covering = trustedBaseline(document)?.applied[device.id] ?? 0
         return pruneLogs(document, covering: covering, registry: registry)
+    }
+
+    /// The baseline of widest coverage that may stand in for the logs it claims (see
+    /// ``trustProblem(_:latest:)``): the only kind this device prunes its logs for.
+    func trustedBaseline(_ document: DocumentID) -> Baseline? {
+        let latest = ContainerBounds.latestWall(at: now())
+        return container.baselines(document).lazy.map(\.baseline).first { trustProblem($0, latest: latest) == nil }
     }
 
     private func pruneLogs(_ document: DocumentID, covering: UInt64, registry: [DeviceRecord]?) -> Int {
@@ -286,6 +325,14 @@ public struct Replicator: Sendable {
     }
 
     /// Writes this device's registry file (what it has applied of each document).
+    /// Writes an empty registry entry for this device if it has none yet (before its first
+    /// tombstone: peers refuse tombstones from devices that never registered). It says this
+    /// device has applied nothing yet, until its next full pass registers what it has.
+    public func registerIfMissing() throws(SyncError) {
+        guard !container.isRegistered(device.id) else { return }
+        try register(applied: [:])
+    }
+
     public func register(applied: [DocumentID: [DeviceID: UInt64]]) throws(SyncError) {
         try container.checkAvailable()
         // The caller decides whether it changed (the Engine keeps a digest of what it last

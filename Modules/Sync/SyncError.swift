@@ -11,6 +11,8 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case malformedFile
         /// Writing into the container failed.
         case writeFailed
+        /// A save that no peer would accept (too large, past the last sequence): not committed.
+        case saveRefused
     }
 
     public let kind: Kind
@@ -33,6 +35,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
             what = "container identity changed (this device synced with \(remembered), the container is now \(found ?? "without an identity"))"
         case .malformedFile: what = "malformed file, quarantined"
         case .writeFailed: what = "cannot write into the container"
+        case .saveRefused: what = "save refused, nothing was changed"
         }
         return detail.isEmpty ? "\(path): \(what)" : "\(path): \(what): \(detail)"
     }

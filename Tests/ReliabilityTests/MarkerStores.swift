@@ -30,7 +30,8 @@ final class MarkerStores: Sendable {
             destroy: { _, url in
                 if let token = Self.token(at: url) { self.contents.withLock { $0[token] = nil } }
                 try? FileManager.default.removeItem(at: url)
-            })
+            },
+            exists: StoreProvider.fileExists)
     }
 
     private static func token(at url: URL) -> String? {

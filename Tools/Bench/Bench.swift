@@ -127,8 +127,8 @@ struct Run: AsyncParsableCommand {
         if selected.contains(.list) {
             progress("multidoc list with \(n) documents in the container …")
             let lists = try await Scenarios.lists(scale)
-            table.row("list.cold", "multidoc list, \(n) documents, first run (imports all)", value: lists.cold, unit: "s")
-            table.row("list.second", "multidoc list, \(n) documents, second run (every store looked at)", value: lists.second, unit: "s")
+            table.row("list.cold", "multidoc list, \(n) documents, first run (discovers and previews all)", value: lists.cold, unit: "s")
+            table.row("list.second", "multidoc list, \(n) documents, after multidoc sync imported all (every store looked at)", value: lists.second, unit: "s")
             table.row("list.steady", "multidoc list, \(n) documents, steady state (quiet ones skipped)", value: lists.steady, unit: "s")
         }
 
