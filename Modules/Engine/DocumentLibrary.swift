@@ -473,8 +473,13 @@ public actor DocumentLibrary {
     ) throws {
         let id = document.record.id
         if ship, let cloud { _ = try? cloud.importPending(id, into: document.store) }
-        let committed = try Replicator.commit(
-            document: id, device: identity, now: configuration.now, to: document.store, ship: ship, makeChanges)
+        let committed: LocalCommit
+        do {
+            committed = try Replicator.commit(
+                document: id, device: identity, now: configuration.now, to: document.store, ship: ship, makeChanges)
+        } catch let error as SyncError where error.kind == .saveRefused {
+            throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)
+        }
         document.invalidate()
         quietChecked[id] = nil
         emit(.objectsDidChange(id, ChangeSummary(updated: Set(committed.log.changes.map(\.id)))))

@@ -15,6 +15,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     case notInCloud(String)
     case alreadyInCloud(String)
     case busy(String)
+    /// A save no peer would accept, refused before anything was committed.
+    case saveRefused(document: String, detail: String)
 
     public var description: String {
         switch self {
@@ -32,6 +34,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         case .notInCloud(let name): "document \(name) is not in the cloud"
         case .alreadyInCloud(let name): "document \(name) is already in the cloud"
         case .busy(let detail): detail
+        case .saveRefused(let document, let detail): "document \(document): save refused, nothing was changed: \(detail)"
         }
     }
 
@@ -48,6 +51,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         case .io: 10
         case .notInCloud, .alreadyInCloud: 11
         case .busy: 12
+        case .saveRefused: 14
         }
     }
 

@@ -137,6 +137,22 @@ import TestSupport
         #expect(offline.stdout.contains(" and more"))
     }
 
+    /// A name the root uses itself, one that displays as something else, or a UUID (which
+    /// every command would take for another document's) is refused with exit 5; nothing is made.
+    @Test func namesThatWouldMisleadAreRefused() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Kept", "--device-name", "A"], root: rootA).status == 0)
+        for bad in ["document.json", "invoice\u{202E}txt.exe", "0b5e1c44-2d3f-4a5b-9c6d-7e8f90a1b2c3"] {
+            let created = try multidoc(["new", bad], root: rootA)
+            #expect(created.status == 5, "\(bad.debugDescription): \(created.stderr)")
+            #expect(created.stderr.hasPrefix("multidoc: error: invalid document name"), "\(created.stderr)")
+            let renamed = try multidoc(["rename", "Kept", bad], root: rootA)
+            #expect(renamed.status == 5, "\(bad.debugDescription): \(renamed.stderr)")
+        }
+        let rows = try #require(try json(try multidoc(["list", "--json"], root: rootA)) as? [[String: Any]])
+        #expect(rows.map { $0["name"] as? String } == ["Kept"])
+    }
+
     @Test func syncSaysWhenThereIsNothingToSyncWith() throws {
         defer { folder.remove() }
         let none = try ProductRunner.run("multidoc", ["sync", "--root", rootA])
