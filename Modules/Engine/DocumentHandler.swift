@@ -40,6 +40,9 @@ actor DocumentHandler {
     /// else asked since, the pass closes them again when it ends.
     private var calls: [DocumentID: Int] = [:]
     private var openedByPass: [DocumentID: Int] = [:]
+    /// Pass-like users holding a document now (a pass's work and the autosave's shipping can
+    /// overlap while the pass works off the library): the last one out closes it.
+    private var passUsers: [DocumentID: Int] = [:]
 
     init(stores: StoreProvider, root: DeviceRoot) {
         self.stores = stores
@@ -49,6 +52,12 @@ actor DocumentHandler {
     func isOpen(_ id: DocumentID) -> Bool { open[id] != nil }
 
     func open(_ record: LocalDocumentRecord, create: Bool, forPass: Bool = false) async throws -> OpenDocument {
+        let document = try await opened(record, create: create, forPass: forPass)
+        if forPass { passUsers[record.id, default: 0] += 1 }
+        return document
+    }
+
+    private func opened(_ record: LocalDocumentRecord, create: Bool, forPass: Bool) async throws -> OpenDocument {
         let count = (calls[record.id] ?? 0) + 1
         calls[record.id] = count
         if forPass, open[record.id] == nil && opening[record.id] == nil || openedByPass[record.id] == count - 1 {
@@ -89,6 +98,7 @@ actor DocumentHandler {
     }
 
     func close(_ id: DocumentID) {
+        passUsers[id] = nil
         open.removeValue(forKey: id)?.store.close()
     }
 
@@ -96,14 +106,21 @@ actor DocumentHandler {
     /// `keep`), so a pass over thousands of documents leaves neither thousands of open files
     /// nor their caches behind.
     func closeWhatPassesOpened(except keep: DocumentID?) {
-        for id in Array(openedByPass.keys) { closeIfOpenedByPass(id, except: keep) }
-        openedByPass.removeAll()
+        for id in Array(openedByPass.keys) where (passUsers[id] ?? 0) <= 1 { closeIfOpenedByPass(id, except: keep) }
     }
 
     /// Closes one document if a pass opened it and nobody else asked for it meanwhile: a pass
     /// closes each document as soon as it is done with it, so a first pass over thousands of
     /// documents holds one open at a time.
     func closeIfOpenedByPass(_ id: DocumentID, except keep: DocumentID?) {
+        if let users = passUsers[id] {
+            // Another pass-like user still works with it: it closes it when done.
+            guard users <= 1 else {
+                passUsers[id] = users - 1
+                return
+            }
+            passUsers[id] = nil
+        }
         guard let count = openedByPass.removeValue(forKey: id), id != keep, calls[id] == count, opening[id] == nil else { return }
         close(id)
     }
@@ -111,6 +128,8 @@ actor DocumentHandler {
     func closeAll() {
         for document in open.values { document.store.close() }
         open.removeAll()
+        passUsers.removeAll()
+        openedByPass.removeAll()
     }
 
     func openCountForTesting() -> Int { openCount }

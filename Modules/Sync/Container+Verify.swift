@@ -132,7 +132,7 @@ extension Container {
             for name in listNames(deviceFolder) {
                 let url = deviceFolder.appendingPathComponent(name, isDirectory: false)
                 guard Self.sequence(fromLogName: name) != nil else {
-                    if !isLink(url) { problem(url, "not a log name (16 decimal digits from 1, then .log)") }
+                    if !isLink(url) { problem(url, "not a log name (16 decimal digits, 1 to \(ContainerBounds.maximumSequence), then .log)") }
                     continue
                 }
             }
