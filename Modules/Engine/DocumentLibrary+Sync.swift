@@ -127,7 +127,7 @@ extension DocumentLibrary {
         case .documents(let ids):
             passing = ids.compactMap { localRecord($0) }.filter { $0.location == .cloud }
         case .command(let id):
-            passing = id.flatMap { localRecord($0) }.map { [$0] }?.filter { $0.location == .cloud } ?? []
+            passing = (id.map { [$0] } ?? []).compactMap { localRecord($0) }.filter { $0.location == .cloud }
         }
         passing.sort { $0.id < $1.id }
         var registry: [DeviceRecord]?
@@ -263,7 +263,7 @@ extension DocumentLibrary {
             let results = SideBySide.compute(batch.count) { index -> Result<(ImportReport, StoreContents), any Error> in
                 let record = batch[index]
                 return Result {
-                    let store = MemoryStore.scratch(record.store)
+                    let store = try MemoryStore.scratch(record.store)
                     let imported = try replicator.importPending(record.id, into: store)
                     return (imported, try store.read())
                 }
@@ -273,7 +273,7 @@ extension DocumentLibrary {
                 switch result {
                 case .success(let (imported, contents)):
                     for file in imported.quarantined { quarantine(file, in: &report) }
-                    guard imported.quarantined.isEmpty, !imported.waitingForGap, imported.progress.percent >= 100 else { continue }
+                    guard imported.isComplete else { continue }
                     previewed[record.id] = (!contents.graph.objects.isEmpty, contents.graph.textEntry?.modified, .now)
                     guard let stamps = quietStamps(record, container) else { continue }
                     catalog.setQuiet(record.id, QuietMark(
@@ -322,8 +322,7 @@ extension DocumentLibrary {
             try renameFolder(of: &renamed, to: newName)
             return true
         }
-        if imported.quarantined.isEmpty, !imported.waitingForGap, imported.progress.percent >= 100,
-           contents.sync.outbox.isEmpty, work.copies.isEmpty, localRecord(record.id) == record {
+        if imported.isComplete, contents.sync.outbox.isEmpty, work.copies.isEmpty, localRecord(record.id) == record {
             await closeIfThePassOpened(record.id)
             if let stamps = quietStamps(record, container) {
                 catalog.setQuiet(record.id, QuietMark(
@@ -368,11 +367,10 @@ extension DocumentLibrary {
 
     /// Gives every document the container has and this device does not a local record (looked
     /// for only when `documents/` changed, or among `only`; the store waits for the first
-    /// import). Returns them.
-    @discardableResult
-    private func discover(_ container: Container, only: Set<DocumentID>?, _ report: inout SyncReport) async -> [DocumentID] {
+    /// import). What it found is in `report.discovered`.
+    private func discover(_ container: Container, only: Set<DocumentID>?, _ report: inout SyncReport) async {
         let stamp = container.stamp(.documents)
-        if only == nil, catalog.containerStamps["documents"] == stamp { return [] }
+        if only == nil, catalog.containerStamps["documents"] == stamp { return }
         // What the catalog holds is known; a folder it does not hold may still have a record
         // made by another process since, which is read rather than discovered again.
         var known = catalog.ids
@@ -380,7 +378,6 @@ extension DocumentLibrary {
         var discovery = container.discover(known: known, only: only, inForce: containersInForce, deleted: [])
         discovery.found.removeAll { localRecord($0.document) != nil }
         for file in discovery.problems { quarantine(file, in: &report) }
-        var found: [DocumentID] = []
         for info in discovery.found {
             let record = LocalDocumentRecord(
                 id: info.document, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
@@ -390,7 +387,6 @@ extension DocumentLibrary {
                 // discovery never holds stores open. Not flushed to the disk: a record lost in a
                 // crash is discovered again (the container has the document).
                 try saveRecord(record, durable: false)
-                found.append(record.id)
                 report.discovered.append(info.name.rawValue)
                 emit(.documentAdded(await summary(of: record)))
                 logger.info("discovered document", metadata: ["name": "\(info.name)", "uuid": "\(record.id)", "creator": "\(info.createdByName)"])
@@ -403,7 +399,6 @@ extension DocumentLibrary {
         if only == nil, discovery.problems.isEmpty, discovery.waiting.isEmpty, report.problems.isEmpty {
             actedOn(key: "documents", stamp: stamp)
         }
-        return found
     }
 
     /// Writes this device's registry file when what it has applied differs from what it last

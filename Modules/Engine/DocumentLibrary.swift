@@ -165,27 +165,26 @@ public actor DocumentLibrary {
             return summary
         }
         let open = await handler.isOpen(record.id)
+        // What is known without opening the store: a quiet mark whose stamps still hold (its
+        // store files among them), or, for a discovered document not imported yet, what a
+        // preview just showed (too recent for a mark).
+        var known: (viewable: Bool, modified: Date?)?
         if let mark = trustedQuietMark(record, cloud?.container, reusingRecentCheck: true) {
-            // Nothing changed since a pass found it quiet (its store files among the stamps):
-            // no need to open the store.
-            summary.state = open ? .normal : .closed
-            summary.viewable = mark.viewable
-            summary.modified = mark.modified
-            summary.downloadPercent = 100
-            if !summary.viewable { summary.state.insert(.editingDisabled) }
-            return summary
-        }
-        if !open, awaitsFirstImport(record) {
-            // Discovered, not imported yet: what a preview just showed (too recent for a quiet
-            // mark), or not viewable until one does.
-            if let seen = previewed[record.id], ContinuousClock.now - seen.at < Self.recentCheck {
-                summary.viewable = seen.viewable
-                summary.modified = seen.modified
-                summary.downloadPercent = 100
-                summary.state = seen.viewable ? .closed : [.closed, .editingDisabled]
+            known = (mark.viewable, mark.modified)
+        } else if !open, awaitsFirstImport(record) {
+            guard let seen = previewed[record.id], ContinuousClock.now - seen.at < Self.recentCheck else {
+                // Listed, not viewable until a preview or an import says so.
+                summary.state = [.closed, .editingDisabled, .progressAvailable]
                 return summary
             }
-            summary.state = [.closed, .editingDisabled, .progressAvailable]
+            known = (seen.viewable, seen.modified)
+        }
+        if let known {
+            summary.state = open ? .normal : .closed
+            summary.viewable = known.viewable
+            summary.modified = known.modified
+            summary.downloadPercent = 100
+            if !summary.viewable { summary.state.insert(.editingDisabled) }
             return summary
         }
         do {

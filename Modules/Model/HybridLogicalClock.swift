@@ -38,11 +38,11 @@ public struct HybridLogicalClock: Hashable, Sendable, Codable {
         if now > wall {
             wall = now
             counter = 0
-        } else if counter == .max {
-            wall = wall == .max ? wall : wall + 1
-            counter = wall == .max ? counter : 0
-        } else {
+        } else if counter < .max {
             counter += 1
+        } else if wall < .max {
+            wall += 1
+            counter = 0
         }
         return Stamp(wall: wall, counter: counter, device: device)
     }

@@ -30,11 +30,8 @@ public final class MemoryStore: DocumentStore {
     public func close() { isClosed.withLock { $0 = true } }
 
     /// An empty store of its own, gone when released.
-    public static func scratch(_ kind: StoreKind) -> MemoryStore {
-        let volume = MemoryVolume()
-        let url = URL(fileURLWithPath: "/scratch", isDirectory: false)
-        volume.insertEmpty(at: url)
-        return MemoryStore(kind: kind, url: url, volume: volume)
+    public static func scratch(_ kind: StoreKind) throws(StoreError) -> any DocumentStore {
+        try MemoryVolume().provider.open(kind, at: URL(fileURLWithPath: "/scratch", isDirectory: false), create: true)
     }
 }
 
@@ -45,8 +42,6 @@ public final class MemoryVolume: Sendable {
     public init() {}
 
     func contents(at url: URL) -> StoreContents? { stores.withLock { $0[url.path] } }
-
-    func insertEmpty(at url: URL) { stores.withLock { $0[url.path] = StoreContents() } }
 
     func update<T>(at url: URL, _ body: (inout StoreContents) throws -> T) throws -> T {
         try stores.withLock { stores in

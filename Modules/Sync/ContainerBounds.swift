@@ -57,10 +57,8 @@ extension Baseline {
     func problem(latest: UInt64?) -> String? {
         if let problem = ContainerBounds.problem(applied: applied) { return problem }
         guard let latest else { return nil }
-        for stamp in stamps.values.lazy.flatMap(\.values) + Array(tombstones.values) {
-            if let problem = ContainerBounds.problem(stamp: stamp, latest: latest) { return "holds a value \(problem)" }
-        }
-        return nil
+        let all = stamps.values.flatMap(\.values) + tombstones.values
+        return all.lazy.compactMap { ContainerBounds.problem(stamp: $0, latest: latest) }.first.map { "holds a value \($0)" }
     }
 
     /// Whether the baseline holds what `log` did (every attribute it wrote at the log's stamp

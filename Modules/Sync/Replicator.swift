@@ -358,6 +358,10 @@ public struct ImportReport: Sendable {
     public var waitingForGap = false
     public var progress = DownloadProgress(applied: 0, known: 0)
 
+    /// Everything the container shows of the document is in: nothing quarantined, no gap,
+    /// every log known applied.
+    public var isComplete: Bool { quarantined.isEmpty && !waitingForGap && progress.percent >= 100 }
+
     public init() {}
 }
 
