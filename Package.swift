@@ -39,12 +39,13 @@ let package = Package(
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
+        .target(name: "AppSupport", path: "Modules/AppSupport"),
 
         // MARK: - Apps
 
         .executableTarget(
             name: "multidoc",
-            dependencies: ["Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", "FileIO", argumentParser, logging],
+            dependencies: ["AppSupport", "Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", "FileIO", argumentParser, logging],
             path: "Apps/multidoc"
         ),
         .executableTarget(
@@ -73,6 +74,7 @@ let package = Package(
         // MARK: - Tests
 
         .target(name: "TestSupport", dependencies: ["Model", "Storage"], path: "Tests/TestSupport"),
+        .testTarget(name: "AppSupportTests", dependencies: ["AppSupport"], path: "Tests/AppSupportTests"),
         .testTarget(name: "ModelTests", dependencies: ["Model"], path: "Tests/ModelTests"),
         .testTarget(name: "FileIOTests", dependencies: ["FileIO", "TestSupport"], path: "Tests/FileIOTests"),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "Model"], path: "Tests/SettingsTests"),

@@ -1,3 +1,4 @@
+import AppSupport
 import ArgumentParser
 import Engine
 import FileIO
@@ -30,6 +31,28 @@ struct DocumentRow: Encodable {
         modified = summary.modified
         problem = summary.problem
     }
+
+    /// The row as `JSONEncoder` would write it, keys sorted (``printJSONRows(_:)``).
+    func write(to object: inout JSONObject) {
+        object.int("downloadPercent", downloadPercent)
+        object.string("location", location)
+        object.date("modified", modified)
+        object.string("name", name)
+        object.string("origin", origin)
+        object.string("problem", problem)
+        object.string("state", state)
+        object.string("store", store)
+        object.string("uuid", uuid)
+        object.bool("viewable", viewable)
+    }
+}
+
+/// Prints the master table's rows as JSON, written by hand: a row per document, and
+/// `JSONEncoder` took a sixth of `list --json` over 10,000 of them.
+func printJSONRows(_ rows: [DocumentRow]) {
+    var text = JSONText()
+    text.array(rows) { object, row in row.write(to: &object) }
+    print(text.string)
 }
 
 func formatDate(_ date: Date?) -> String {
@@ -93,7 +116,10 @@ struct List: AsyncParsableCommand {
             reportSync(try await syncPass(library, json: options.json, .listing), json: options.json)
             let documents = await library.list()
             await library.closeAll()
-            if options.json { try printJSON(documents.map(DocumentRow.init)); return }
+            if options.json {
+                printJSONRows(documents.map(DocumentRow.init))
+                return
+            }
             var rows = [["NAME", "STATE", "ORIGIN", "VIEWABLE", "DOWNLOADED", "LOCATION", "STORE", "MODIFIED"]]
             for document in documents {
                 rows.append([document.name, document.state.statusString, document.origin.rawValue,

@@ -57,15 +57,19 @@ struct DocumentCatalog: Sendable {
     /// read again, vanished ones dropped).
     mutating func refresh(_ root: DeviceRoot) {
         let documents = root.documentsDirectory.path
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: documents)) ?? []
+        let folder = DirectoryHandle(path: documents)
+        let names = folder?.entries(".")?.map(\.name) ?? []
         let ids = names.compactMap(DocumentID.init)
-        let paths = ids.map { documents + "/" + $0.description + "/document.json" }
-        // The `stat`s are the cost: made on every core, then compared here.
-        let stamps = SideBySide.compute(paths.count) { FileIdentity(path: paths[$0]) }
+        // The `stat`s are the cost: made on every core (relative to the open folder), then
+        // compared here.
+        let stamps = SideBySide.compute(ids.count) { index -> FileIdentity? in
+            let record = ids[index].description + "/document.json"
+            return folder.flatMap { FileIdentity(in: $0, record) }
+        }
         let seen = Set(ids)
-        index()
+        parseAll()
         for (index, id) in ids.enumerated() {
-            refresh(id, root, recordPath: paths[index], stamp: stamps[index])
+            refresh(id, root, recordPath: documents + "/" + id.description + "/document.json", stamp: stamps[index])
         }
         for id in Array(entries.keys) + Array(unparsed.keys) where !seen.contains(id) {
             entries[id] = nil
@@ -126,6 +130,24 @@ struct DocumentCatalog: Sendable {
             }
         }
         pending = []
+    }
+
+    /// Parses every line not parsed yet, on every core (a line that does not parse is dropped,
+    /// as in ``entry(_:)``).
+    private mutating func parseAll() {
+        index()
+        guard !unparsed.isEmpty else { return }
+        let lines = Array(unparsed)
+        let parsed = SideBySide.compute(lines.count) { Entry(fields: Field.split(lines[$0].value, "\t")) }
+        unparsed = [:]
+        entries.reserveCapacity(entries.count + lines.count)
+        for (index, line) in lines.enumerated() {
+            if let entry = parsed[index], entry.record.id == line.key {
+                entries[line.key] = entry
+            } else {
+                touch(line.key)
+            }
+        }
     }
 
     /// Every name the catalog holds (not checked against the record files; lines not parsed).
@@ -209,8 +231,7 @@ struct DocumentCatalog: Sendable {
     /// Every record the catalog holds (all lines parsed).
     var records: [LocalDocumentRecord] {
         mutating get {
-            index()
-            for id in Array(unparsed.keys) { _ = entry(id) }
+            parseAll()
             return entries.values.map(\.record)
         }
     }

@@ -465,32 +465,58 @@ extension DocumentLibrary {
     /// them changed in the last two seconds: file times come from a coarse clock, so a change
     /// in the same tick would not show, and such a document is looked at again next time.
     func quietStamps(_ record: LocalDocumentRecord, _ container: Container?) -> Container.ChangeStamps? {
-        Self.quietStamps(record, rootPath: root.url.path, container, earlier: catalog.quiet(record.id)?.changeStamps)
+        Self.quietStamps(record, in: StampFolders(root, container), container, earlier: catalog.quiet(record.id)?.changeStamps)
     }
 
     /// The stamps of many documents, read on every core (they are `stat` calls: the whole cost
-    /// of a pass where nothing changed).
+    /// of a pass where nothing changed), relative to folders opened once.
     func quietStamps(_ records: [LocalDocumentRecord], _ container: Container?) -> [Container.ChangeStamps?] {
-        let rootPath = root.url.path
+        let folders = StampFolders(root, container)
         let earlier = records.map { catalog.quiet($0.id)?.changeStamps }
-        return SideBySide.compute(records.count) { Self.quietStamps(records[$0], rootPath: rootPath, container, earlier: earlier[$0]) }
+        return SideBySide.compute(records.count) { Self.quietStamps(records[$0], in: folders, container, earlier: earlier[$0]) }
+    }
+
+    /// The device's `Documents/` and the container's `documents/`, open for stamping.
+    struct StampFolders: Sendable {
+        var local: DirectoryHandle?
+        var container: DirectoryHandle?
+
+        init(_ root: DeviceRoot, _ container: Container?) {
+            local = DirectoryHandle(path: root.documentsDirectory.path)
+            self.container = container?.documentsFolder()
+        }
     }
 
     /// `earlier`: the stamps of the document's quiet mark, whose device folders are stamped
-    /// again without listing them when `logs/` did not change (see ``Container/changeStamps(_:earlier:)``).
+    /// again without listing them when `logs/` did not change (see ``Container/changeStamps(_:earlier:in:)``).
     nonisolated static func quietStamps(
-        _ record: LocalDocumentRecord, rootPath: String, _ container: Container?, earlier: Container.ChangeStamps?
+        _ record: LocalDocumentRecord, in folders: StampFolders, _ container: Container?, earlier: Container.ChangeStamps?
     ) -> Container.ChangeStamps? {
-        let store = rootPath + "/Documents/" + record.id.description + "/" + record.name.rawValue + "/" + record.store.fileName
-        // An empty write-ahead log holds nothing (opening a WAL store makes one): the main file's
-        // stamp covers it. A commit makes it grow.
-        var wal = FileStamp(path: store + "-wal")
-        if wal.size == 0 { wal.modified = -1 }
         var stamps = Container.ChangeStamps(stamps: [], devices: [])
-        if record.location == .cloud, let container { stamps = container.changeStamps(record.id, earlier: earlier) }
-        stamps.stamps += [FileStamp(path: store), wal, FileStamp(path: store + "-journal")]
+        if record.location == .cloud, let container {
+            stamps = container.changeStamps(record.id, earlier: earlier, in: folders.container)
+        }
+        stamps.stamps += storeStamps(record, in: folders.local)
         let recent = FileStamp.now() - 2_000_000_000
         return stamps.stamps.contains { $0.modified > recent } ? nil : stamps
+    }
+
+    /// The stamps of the files a commit to the document's store changes: the store file, and
+    /// for SQLite its write-ahead log (a rollback-journal commit rewrites the store file itself,
+    /// so the journal, there only during a transaction, adds nothing).
+    nonisolated static func storeStamps(_ record: LocalDocumentRecord, in documents: DirectoryHandle?) -> [FileStamp] {
+        guard let documents else { return [FileStamp(modified: -1, size: 0)] }
+        let store = record.id.description + "/" + record.name.rawValue + "/" + record.store.fileName
+        switch record.store {
+        case .json:
+            return [FileStamp(in: documents, store)]
+        case .sqlite:
+            // An empty write-ahead log holds nothing (opening a WAL store makes one): the main
+            // file's stamp covers it. A commit makes it grow.
+            var wal = FileStamp(in: documents, store + "-wal")
+            if wal.size == 0 { wal.modified = -1 }
+            return [FileStamp(in: documents, store), wal]
+        }
     }
 
     /// Whether to go on syncing with this container; asks the front end's policy if its

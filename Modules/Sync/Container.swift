@@ -316,35 +316,32 @@ public struct Container: Sendable {
     /// The ``ChangeStamps`` of a document. With `earlier` (stamps this device trusted before):
     /// when `logs/` has the same stamp, no device folder came or went (that would change it),
     /// so the same device folders are stamped without listing `logs/` again.
-    public func changeStamps(_ id: DocumentID, earlier: ChangeStamps? = nil) -> ChangeStamps {
-        // Called for every document on every pass and list: paths as strings, and at most one
-        // `readdir` (URLs and the listing's filters cost more than the `stat`s). Links are not
-        // followed into: a link where a device folder belongs is stamped as what it is. The
-        // document's folder itself is not stamped: only info files land there, and they
-        // matter to discovery, not to imports.
-        let folder = root.path + "/documents/" + id.description
-        let logs = folder + "/logs"
-        var stamps = [FileStamp(path: logs), FileStamp(path: folder + "/baselines")]
+    public func changeStamps(_ id: DocumentID, earlier: ChangeStamps? = nil, in documents: DirectoryHandle? = nil) -> ChangeStamps {
+        // Called for every document on every pass and list: paths as strings relative to the
+        // open `documents/` folder when the caller has one, and at most one `readdir` (URLs and
+        // the listing's filters cost more than the `stat`s). Links are not followed into: a
+        // link where a device folder belongs is stamped as what it is. The document's folder
+        // itself is not stamped: only info files land there, and they matter to discovery, not
+        // to imports.
+        guard let documents = documents ?? DirectoryHandle(path: root.path + "/documents") else {
+            return ChangeStamps(stamps: [FileStamp(modified: -1, size: 0), FileStamp(modified: -1, size: 0)], devices: [])
+        }
+        let logs = id.description + "/logs"
+        var stamps = [FileStamp(in: documents, logs), FileStamp(in: documents, id.description + "/baselines")]
         var devices: [DeviceID]
         if let earlier, earlier.stamps.first == stamps[0], stamps[0].modified != -1 {
             devices = earlier.devices
         } else {
-            devices = []
-            guard let directory = opendir(logs) else { return ChangeStamps(stamps: stamps, devices: []) }
-            defer { closedir(directory) }
-            while let entry = readdir(directory) {
-                guard entry.pointee.d_type == UInt8(DT_DIR) || entry.pointee.d_type == UInt8(DT_UNKNOWN) else { continue }
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                // Only what an import reads: folders named by a device's UUID.
-                if let device = DeviceID(name) { devices.append(device) }
-            }
-            devices.sort()
+            // Only what an import reads: folders named by a device's UUID.
+            devices = (documents.entries(logs) ?? []).compactMap { $0.isFolderOrUnknown ? DeviceID($0.name) : nil }.sorted()
         }
-        for device in devices { stamps.append(FileStamp(path: logs + "/" + device.description)) }
+        for device in devices { stamps.append(FileStamp(in: documents, logs + "/" + device.description)) }
         return ChangeStamps(stamps: stamps, devices: devices)
     }
+
+    /// The container's `documents/` folder, open for ``changeStamps(_:earlier:in:)`` over many
+    /// documents (nil if it cannot be opened).
+    public func documentsFolder() -> DirectoryHandle? { DirectoryHandle(path: root.path + "/documents") }
 
     /// Devices with logs for a document.
     public func logDevices(_ id: DocumentID) -> [DeviceID] {
