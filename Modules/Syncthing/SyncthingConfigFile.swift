@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// What the nudge needs from Syncthing's `config.xml`: the GUI/API address, the API key and the
 /// folders (ID and path).
@@ -30,10 +27,13 @@ public struct SyncthingConfigFile: Sendable, Equatable {
 
     /// Parses the text of a `config.xml` (`path` only names it in errors).
     public init(data: Data, path: String = "config.xml") throws(SyncthingError) {
-        let reader = Reader()
-        let parser = XMLParser(data: data)
-        parser.delegate = reader
-        guard parser.parse(), reader.sawConfiguration else {
+        var reader = Reader()
+        do {
+            for event in try ConfigXMLReader.events(Array(data)) { reader.take(event) }
+        } catch {
+            throw SyncthingError("\(path) is not a Syncthing config.xml (malformed XML at byte \(error.offset))")
+        }
+        guard reader.sawConfiguration else {
             throw SyncthingError("\(path) is not a Syncthing config.xml")
         }
         if let raw = reader.guiAddress?.trimmingCharacters(in: .whitespacesAndNewlines), !raw.isEmpty {
@@ -75,7 +75,8 @@ public struct SyncthingConfigFile: Sendable, Equatable {
         return result
     }
 
-    private final class Reader: NSObject, XMLParserDelegate {
+    /// Picks the address, key and folders out of the document's events.
+    private struct Reader {
         var sawConfiguration = false
         var guiAddress: String?
         var guiTLS = false
@@ -84,26 +85,26 @@ public struct SyncthingConfigFile: Sendable, Equatable {
         private var stack: [String] = []
         private var text = ""
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
-            if stack.isEmpty, name == "configuration" { sawConfiguration = true }
-            if stack == ["configuration"], name == "folder", let id = attributes["id"], let path = attributes["path"] {
-                folders.append(Folder(id: id, path: path))
+        mutating func take(_ event: ConfigXMLReader.Event) {
+            switch event {
+            case .start(let name, let attributes):
+                if stack.isEmpty, name == "configuration" { sawConfiguration = true }
+                if stack == ["configuration"], name == "folder", let id = attributes["id"], let path = attributes["path"] {
+                    folders.append(Folder(id: id, path: path))
+                }
+                if stack == ["configuration"], name == "gui" {
+                    guiTLS = attributes["tls"]?.lowercased() == "true"
+                }
+                stack.append(name)
+                text = ""
+            case .text(let string):
+                text += string
+            case .end:
+                if stack == ["configuration", "gui", "address"] { guiAddress = text }
+                if stack == ["configuration", "gui", "apikey"] { apiKey = text }
+                stack.removeLast()
+                text = ""
             }
-            if stack == ["configuration"], name == "gui" {
-                guiTLS = attributes["tls"]?.lowercased() == "true"
-            }
-            stack.append(name)
-            text = ""
-        }
-
-        func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
-
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            if stack == ["configuration", "gui", "address"] { guiAddress = text }
-            if stack == ["configuration", "gui", "apikey"] { apiKey = text }
-            stack.removeLast()
-            text = ""
         }
     }
 }

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import Sync
 
@@ -33,7 +30,7 @@ public final class SyncthingNudge: ContainerWriteObserver, @unchecked Sendable {
         }
 
         /// The scan request for `paths` (relative to the container).
-        public func scanRequest(_ paths: [String], timeout: TimeInterval = 10) -> URLRequest? {
+        public func scanRequest(_ paths: [String]) -> HTTPRequest? {
             guard var components = URLComponents(url: address.appendingPathComponent("rest/db/scan", isDirectory: false), resolvingAgainstBaseURL: false) else {
                 return nil
             }
@@ -43,15 +40,12 @@ public final class SyncthingNudge: ContainerWriteObserver, @unchecked Sendable {
             // URLComponents leaves `+` alone, which a server reads as a space.
             components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
             guard let url = components.url else { return nil }
-            var request = URLRequest(url: url, timeoutInterval: timeout)
-            request.httpMethod = "POST"
-            request.setValue(apiKey, forHTTPHeaderField: "X-API-Key")
-            return request
+            return HTTPRequest(method: "POST", url: url, headers: ["X-API-Key": apiKey])
         }
     }
 
     /// Sends one request and returns the HTTP status code. Injected so tests need no server.
-    public typealias Transport = @Sendable (URLRequest) async throws -> Int
+    public typealias Transport = @Sendable (HTTPRequest) async throws -> Int
 
     /// Counters, for tests and status lines.
     public struct Statistics: Sendable, Equatable {
@@ -77,22 +71,28 @@ public final class SyncthingNudge: ContainerWriteObserver, @unchecked Sendable {
     ///   - configuration: address, key, folder.
     ///   - logger: failures are logged here (once until a request succeeds again).
     ///   - batchLimit: paths per request at most.
-    ///   - transport: sends a request; by default a `URLSession` with a 10-second timeout.
+    ///   - transport: sends a request; by default ``PlainHTTP`` with a 10-second timeout.
     public init(configuration: Configuration, logger: Logger, batchLimit: Int = 64, transport: Transport? = nil) {
         self.configuration = configuration
         self.logger = logger
         self.batchLimit = max(1, batchLimit)
-        self.transport = transport ?? Self.urlSessionTransport()
+        self.transport = transport ?? Self.plainTransport()
     }
 
-    /// A transport over its own `URLSession`.
-    public static func urlSessionTransport() -> Transport {
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = 10
-        let session = URLSession(configuration: sessionConfiguration)
+    /// A transport over ``PlainHTTP``, on a thread of its own (it blocks until the answer or
+    /// the timeout, which must not hold a thread of the cooperative pool).
+    public static func plainTransport(timeout: Duration = .seconds(10)) -> Transport {
+        let queue = DispatchQueue(label: "multidoc.syncthing-nudge")
         return { request in
-            let (_, response) = try await session.data(for: request)
-            return (response as? HTTPURLResponse)?.statusCode ?? 0
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
+                queue.async {
+                    do {
+                        continuation.resume(returning: try PlainHTTP.send(request, timeout: timeout))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
         }
     }
 
@@ -174,7 +174,7 @@ public final class SyncthingNudge: ContainerWriteObserver, @unchecked Sendable {
                 report(failure: "Syncthing answered HTTP \(status)\(hint)")
             }
         } catch {
-            report(failure: "\(error.localizedDescription)")
+            report(failure: "\(error)")
         }
     }
 

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import Model
 import Settings
@@ -13,7 +10,7 @@ import TestSupport
 /// Records what a nudge sends instead of talking to Syncthing.
 final class RecordingTransport: @unchecked Sendable {
     private let lock = NSLock()
-    private var requests: [URLRequest] = []
+    private var requests: [HTTPRequest] = []
     private var status: Int
     private var failure: (any Error)?
     let delay: Duration
@@ -41,12 +38,12 @@ final class RecordingTransport: @unchecked Sendable {
         }
     }
 
-    var sent: [URLRequest] { lock.withLock { requests } }
+    var sent: [HTTPRequest] { lock.withLock { requests } }
 
     /// Every `sub` value, in the order sent.
     var subs: [String] {
         sent.flatMap { request in
-            URLComponents(url: request.url ?? URL(fileURLWithPath: "/"), resolvingAgainstBaseURL: false)?
+            URLComponents(url: request.url, resolvingAgainstBaseURL: false)?
                 .queryItems?.filter { $0.name == "sub" }.compactMap(\.value) ?? []
         }
     }
@@ -88,9 +85,9 @@ struct TestFailure: Error, LocalizedError {
 
     @Test func aScanRequestNamesTheFolderEachPathAndTheKey() throws {
         let request = try #require(configuration.scanRequest(["documents/a b/0000000000000001.log", "x+y.json"]))
-        #expect(request.httpMethod == "POST")
-        #expect(request.value(forHTTPHeaderField: "X-API-Key") == "secret")
-        let url = try #require(request.url)
+        #expect(request.method == "POST")
+        #expect(request.headers["X-API-Key"] == "secret")
+        let url = request.url
         #expect(url.path == "/rest/db/scan")
         let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         #expect(items.first { $0.name == "folder" }?.value == "multi doc")
@@ -214,6 +211,29 @@ actor Gate {
         #expect(config.folder(holding: URL(fileURLWithPath: "/srv/syncthing")) == nil)
         #expect(throws: SyncthingError.self) { try SyncthingConfigFile(data: Data("<html></html>".utf8)) }
         #expect(throws: SyncthingError.self) { try SyncthingConfigFile(data: Data("not xml".utf8)) }
+    }
+
+    @Test func configXMLIsReadAsXMLEntitiesCommentsAndAll() throws {
+        let xml = """
+        \u{FEFF}<?xml version="1.0" encoding="UTF-8"?>
+        <!-- written by Syncthing -->
+        <configuration version='37'>
+            <folder id="a&amp;b" path="/srv/s&#233;ync &quot;x&quot;"/>
+            <gui tls="true"><address>[::1]:8384</address><apikey><![CDATA[K<E>Y]]></apikey></gui>
+        </configuration>
+        """
+        let config = try SyncthingConfigFile(data: Data(xml.utf8))
+        #expect(config.folders.map(\.id) == ["a&b"])
+        #expect(config.folders.map(\.path) == ["/srv/séync \"x\""])
+        #expect(config.address == "https://[::1]:8384")
+        #expect(config.apiKey == "K<E>Y")
+        for broken in [
+            "<configuration><gui></configuration>", "<configuration>", "<configuration a=1></configuration>",
+            "<configuration>&bogus;</configuration>", "<configuration></configuration><configuration></configuration>",
+            "<configuration><!-- unterminated </configuration>", "",
+        ] {
+            #expect(throws: SyncthingError.self, "\(broken)") { try SyncthingConfigFile(data: Data(broken.utf8)) }
+        }
     }
 
     @Test func settingsResolveWithFlagsWinningOverConfigXML() throws {

@@ -9,9 +9,6 @@ import Glibc
 import Engine
 import Foundation
 import Model
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Syncthing
 
 struct BenchError: Error, CustomStringConvertible {
@@ -83,7 +80,6 @@ guard let folderA = env["SYNCTHING_A_FOLDER"], let folderB = env["SYNCTHING_B_FO
 
 // MARK: Bare propagation: a file written into A's folder, until it is in B's.
 
-let session = URLSession(configuration: .ephemeral)
 let scan = SyncthingNudge.Configuration(address: apiA, apiKey: keyA, folderID: folderID)
 
 func propagate(_ index: Int, nudge: Bool) async throws -> Double {
@@ -93,7 +89,7 @@ func propagate(_ index: Int, nudge: Bool) async throws -> Double {
     try FileManager.default.createDirectory(at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
     let start = ContinuousClock.now
     try Data(String(repeating: "x", count: 200).utf8).write(to: source, options: .atomic)
-    if nudge, let request = scan.scanRequest([name]) { _ = try? await session.data(for: request) }
+    if nudge, let request = scan.scanRequest([name]) { _ = try? PlainHTTP.send(request) }
     let deadline = start + .seconds(60)
     while !FileManager.default.fileExists(atPath: target.path) {
         guard ContinuousClock.now < deadline else { throw BenchError("\(name) never reached B") }
