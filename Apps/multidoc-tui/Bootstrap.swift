@@ -22,7 +22,7 @@ func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> D
     let flags = try options.settingFlags()
     let setup = try DeviceSetup(
         rootPath: options.root, containerPath: options.container, flags: flags,
-        environment: environment, createRoot: true)
+        environment: environment, createRoot: false)
     let logURL = setup.root.url.appendingPathComponent("multidoc-tui.log", isDirectory: false)
     let file = LogFile(url: logURL)
     var logger = Logger(label: "multidoc-tui") { label in FileLogHandler(label: label, file: file) }

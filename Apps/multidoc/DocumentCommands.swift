@@ -96,7 +96,7 @@ struct New: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (_, library) = try options.bootstrap(createRoot: true)
+            let (_, library) = try options.bootstrap()
             reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
             let summary = try await library.create(name: try name.map(documentName))
             reportSync(try await syncPass(library, json: options.json, .document(summary.id)), json: options.json)

@@ -87,6 +87,7 @@ struct GlobalOptions: ParsableArguments {
         logger.logLevel = verbose ? .info : .critical
         let nudge = SyncthingNudge.fromSettings(setup.settings, container: setup.container, logger: logger)
         let library = setup.makeLibrary(stores: makeStores(setup), logger: logger, containerObserver: nudge, onContainerChange: onContainerChange)
+        for warning in setup.warnings { PassWarnings.pending.add(warning) }
         return (setup, library)
     }
 }
@@ -157,6 +158,14 @@ func printJSON(_ value: some Encodable) throws {
     encoder.dateEncodingStrategy = .iso8601
     let data = try encoder.encode(value)
     print(String(decoding: data, as: UTF8.self))
+}
+
+/// `~` and `~/…` as the shell would expand them ($HOME first), for paths typed at a prompt or
+/// quoted on the command line.
+func expandingTilde(_ path: String) -> String {
+    guard path == "~" || path.hasPrefix("~/") else { return path }
+    let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    return home + path.dropFirst()
 }
 
 /// Parses a document name typed by the user.

@@ -23,7 +23,7 @@ struct Multidoc: AsyncParsableCommand {
         64 bad usage.
         """,
         subcommands: [
-            Demo.self, New.self, List.self, Show.self, Edit.self, Remove.self, Rename.self, Convert.self,
+            Init.self, Demo.self, New.self, List.self, Show.self, Edit.self, Remove.self, Rename.self, Convert.self,
             MoveToCloud.self, MoveToLocal.self, SyncCommand.self, SettingsCommand.self, Latencies.self,
             Inspect.self, ContainerCommand.self, Status.self,
         ]

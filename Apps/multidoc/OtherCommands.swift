@@ -41,18 +41,21 @@ struct SyncCommand: AsyncParsableCommand {
                                 importedLogs: report.importedLogs, exportedLogs: report.exportedLogs,
                                 quarantined: report.quarantined, problems: report.problems)
             guard setup.container != nil else {
-                throw EngineError.containerUnavailable("no container is configured: nothing to sync (--container or MULTIDOC_CONTAINER)")
+                throw EngineError.containerUnavailable(
+                    "no container is configured: nothing to sync (--container DIR, MULTIDOC_CONTAINER, or: multidoc settings set Container DIR)")
+            }
+            // Nothing was synced: say why once (no success line first), and exit with its code
+            // (7, or 8 for a newer format); --json still prints what the pass saw.
+            if let error = report.containerError {
+                if options.json { try printJSON(output) }
+                let (message, code) = multidoc.describe(error)
+                throw CLIError(message: message + adoptHint(message), code: code)
             }
             if options.json {
                 try printJSON(output)
             } else {
                 print("imported \(report.importedLogs) logs, exported \(report.exportedLogs), discovered \(report.discovered.count), removed \(report.removed.count)")
                 reportSync(report, json: false)
-            }
-            // Nothing was synced: say why once, and exit with its code (7, or 8 for a newer format).
-            if let error = report.containerError {
-                let (message, code) = multidoc.describe(error)
-                throw CLIError(message: message + adoptHint(message), code: code)
             }
         }
     }
@@ -96,7 +99,7 @@ struct SettingsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runCommand {
-                let (setup, _) = try options.bootstrap(createRoot: options.root == nil)
+                let (setup, _) = try options.bootstrap()
                 let rows = setup.settings.all.map {
                     Row(key: $0.key.rawValue, value: $0.key.isSecret && $0.value != .text("") ? "(set)" : $0.value.description, source: $0.source.rawValue,
                         environment: $0.key.environmentName, summary: $0.key.summary)
@@ -115,7 +118,7 @@ struct SettingsCommand: AsyncParsableCommand {
         func run() async throws {
             try await runCommand {
                 let key = try SettingKey.named(key)
-                let (setup, _) = try options.bootstrap(createRoot: options.root == nil)
+                let (setup, _) = try options.bootstrap()
                 guard let entry = setup.settings.entries[key] else { throw SettingsError.unknownKey(key.rawValue) }
                 if options.json {
                     try printJSON(Row(key: key.rawValue, value: entry.value.description, source: entry.source.rawValue, environment: key.environmentName, summary: key.summary))
@@ -139,16 +142,20 @@ struct SettingsCommand: AsyncParsableCommand {
         func run() async throws {
             try await runCommand {
                 let key = try SettingKey.named(key)
-                let parsed = try key.parse(value)
+                var parsed = try key.parse(value)
+                // A container is remembered as an absolute path: later commands may run anywhere.
+                if key == .container, case .text(let path) = parsed, !path.isEmpty {
+                    parsed = .text(URL(fileURLWithPath: expandingTilde(path)).standardizedFileURL.path)
+                }
                 guard let choice = MoveToLocalChoice(rawValue: cloudDocuments) else {
                     throw CLIError(message: "unknown choice '\(cloudDocuments)' for --cloud-documents; expected keep-using-cloud, remove-cloud or keep-cloud", code: 64)
                 }
-                let (setup, _) = try options.bootstrap(createRoot: true)
+                let (setup, _) = try options.bootstrap()
                 try setup.settingsFile.set(key, to: parsed)
                 var moved: [UseCloudChange] = []
                 if key == .useCloud {
                     // Re-read so the new value is in force, then bring the documents in line.
-                    let (_, library) = try options.bootstrap(createRoot: true)
+                    let (_, library) = try options.bootstrap()
                     await library.sync()
                     moved = await library.applyUseCloud { _ in choice }
                     await library.sync()

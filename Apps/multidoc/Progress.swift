@@ -72,6 +72,11 @@ func syncPass(_ library: DocumentLibrary, json: Bool, _ scope: CommandPass = .fu
     case .refresh(let id): report = await library.refresh(id, progress: { progress.update($0) })
     case .document(let id): report = await library.sync(documents: [id])
     }
-    if let error = report.containerError, case .containerFormat = error { throw error }
+    // A container of a newer format, or one that does not exist and never did here: the
+    // command stops (exit 8 or 7) rather than work locally as if the drive were away.
+    switch report.containerError {
+    case .containerFormat?, .containerMissing?: if let error = report.containerError { throw error }
+    default: break
+    }
     return report
 }

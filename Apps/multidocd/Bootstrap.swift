@@ -26,15 +26,19 @@ func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
     let logger = Logger(label: "multidocd")
     let rootURL = options.rootPath.map { URL(fileURLWithPath: $0) } ?? DeviceSetup.defaultRoot(environment: options.environment)
     let root = DeviceRoot(url: rootURL)
-    try root.prepare(create: true)
+    guard FileManager.default.fileExists(atPath: rootURL.path) else {
+        throw EngineError.rootMissing(rootURL.path, hint: options.rootPath == nil ? "multidoc init" : "multidoc init --root '\(rootURL.path)'")
+    }
+    try root.prepare(create: false)
     // The lock comes before anything writes to the root, so a second daemon changes nothing.
     let lock = try DaemonLock.acquire(for: root)
 
     let setup = try DeviceSetup(
         rootPath: root.url.path, containerPath: options.containerPath, flags: options.settingFlags,
-        environment: options.environment, createRoot: true)
+        environment: options.environment, createRoot: false)
     guard let container = setup.container else {
-        throw DaemonError.usage("no container: pass --container DIR or set MULTIDOC_CONTAINER")
+        throw DaemonError.usage(
+            "no container: pass --container DIR, set MULTIDOC_CONTAINER, or remember one with: multidoc settings set Container DIR")
     }
     let stores = StoreProvider.standard(options: setup.storeOptions)
     let nudge = SyncthingNudge.fromSettings(setup.settings, container: container, logger: logger)

@@ -30,9 +30,11 @@ public struct DeviceSetup: Sendable {
     /// Resolves a device.
     /// - Parameters:
     ///   - rootPath: `--root`, or nil for ``defaultRoot(environment:)``.
-    ///   - containerPath: `--container`, or nil for `$MULTIDOC_CONTAINER` (none: no cloud).
+    ///   - containerPath: `--container`, or nil for the `Container` setting (environment
+    ///     `MULTIDOC_CONTAINER`, then the root's settings file; none: no cloud).
     ///   - flags: settings given as flags.
-    ///   - createRoot: make the root if it is missing (true for the default root and `new`).
+    ///   - createRoot: make the root if it is missing (`multidoc init`, the demo); otherwise
+    ///     a missing root is ``EngineError/rootMissing(_:hint:)``, naming the command to run.
     /// - Throws: ``EngineError`` or ``SettingsError`` naming the problem.
     public init(
         rootPath: String?, containerPath: String?, flags: [SettingKey: SettingValue],
@@ -40,19 +42,29 @@ public struct DeviceSetup: Sendable {
     ) throws {
         let rootURL = rootPath.map { URL(fileURLWithPath: $0) } ?? Self.defaultRoot(environment: environment)
         root = DeviceRoot(url: rootURL)
-        try root.prepare(create: createRoot || rootPath == nil)
-        let containerValue = containerPath ?? environment["MULTIDOC_CONTAINER"]
-        if let containerValue, !containerValue.isEmpty {
-            container = URL(fileURLWithPath: containerValue).standardizedFileURL.resolvingSymlinksInPath()
-        } else {
-            container = nil
+        if !createRoot, !FileManager.default.fileExists(atPath: rootURL.path) {
+            throw EngineError.rootMissing(rootURL.path, hint: rootPath == nil ? "multidoc init" : "multidoc init --root '\(rootURL.path)'")
         }
+        try root.prepare(create: createRoot)
         settingsFile = SettingsFile(deviceRoot: root.url)
         let hostName = DeviceIdentity.hostName
         settings = try ResolvedSettings(flags: flags, environment: environment, file: try settingsFile.read(), hostName: hostName)
         let device = try root.loadDevice(defaultName: hostName, model: DeviceIdentity.systemModel, newID: newUUID)
         identity = DeviceIdentity(id: device.id, name: settings.deviceName, model: device.model)
+        if let containerValue = containerPath ?? settings.optionalText(.container), !containerValue.isEmpty {
+            container = URL(fileURLWithPath: containerValue).standardizedFileURL.resolvingSymlinksInPath()
+        } else {
+            container = nil
+        }
+        if container == nil, let known = device.containerID {
+            warnings.append(
+                "this device synced through container \(known.uuidString.prefix(8)) before, and no container is configured now: "
+                    + "documents stay on this device; give --container DIR or remember it with: multidoc settings set Container DIR")
+        }
     }
+
+    /// What the front end should tell the user before it starts (one line each).
+    public private(set) var warnings: [String] = []
 
     /// How stores open on this device: SQLite's journal mode from the `Journal` setting.
     public var storeOptions: StoreOptions {

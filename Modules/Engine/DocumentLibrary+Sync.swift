@@ -76,6 +76,15 @@ extension DocumentLibrary {
         let container = replicator.container
         guard container.isAvailable else {
             report.cloudAvailable = false
+            // A folder that is not there and that this device never synced through is a wrong
+            // path or a folder not made yet: an error to fix, not a drive that is away.
+            if !FileManager.default.fileExists(atPath: container.root.path),
+               (try? root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID))?.containerID == nil {
+                let error = EngineError.containerMissing(container.root.path)
+                report.problems.append(error.description)
+                report.containerError = error
+                return report
+            }
             let detail = "container \(container.root.path) is unavailable; documents keep working locally and are shipped when it is back"
             report.problems.append(detail)
             report.containerError = .containerUnavailable(detail)

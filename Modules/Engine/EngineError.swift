@@ -7,7 +7,12 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     case ambiguousName(String, candidates: [(name: String, id: String)])
     case invalidName(String)
     case rootUnusable(String, String)
+    /// No device root at the path: `multidoc init` makes one (the command to run is in `hint`).
+    case rootMissing(String, hint: String)
     case containerUnavailable(String)
+    /// A container folder that does not exist and this device never synced through: a wrong
+    /// path or a folder not made yet, not a drive that is away.
+    case containerMissing(String)
     case containerFormat(String)
     case storeFailed(document: String, detail: String)
     case damagedFile(String, String)
@@ -26,7 +31,10 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
                 + candidates.map { "\($0.name) (\($0.id.prefix(8)))" }.joined(separator: ", ")
         case .invalidName(let detail): detail
         case .rootUnusable(let path, let detail): "device root \(path) is unusable: \(detail)"
+        case .rootMissing(let path, let hint): "no device root at \(path); set one up with: \(hint)"
         case .containerUnavailable(let detail): detail
+        case .containerMissing(let path):
+            "container folder \(path) does not exist; create it (mkdir -p '\(path)') or check the path"
         case .containerFormat(let detail): detail
         case .storeFailed(let document, let detail): "document \(document): \(detail)"
         case .damagedFile(let path, let detail): "\(path) is damaged: \(detail)"
@@ -44,8 +52,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         case .unknownDocument: 3
         case .ambiguousName: 4
         case .invalidName: 5
-        case .rootUnusable: 6
-        case .containerUnavailable: 7
+        case .rootUnusable, .rootMissing: 6
+        case .containerUnavailable, .containerMissing: 7
         case .containerFormat: 8
         case .storeFailed, .damagedFile: 9
         case .io: 10

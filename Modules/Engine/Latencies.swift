@@ -93,7 +93,9 @@ public struct LatencyStatistics: Sendable, Equatable, Codable {
     public var p99Ms: Double
     public var maxMs: Double
 
+    /// Nil when no value is finite; NaN and infinities are left out.
     public init?(milliseconds values: [Double]) {
+        let values = values.filter(\.isFinite)
         guard !values.isEmpty else { return nil }
         var histogram = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
         for value in values {
@@ -125,86 +127,41 @@ public enum LatencyReport {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A sparkline of values (▁▂▃▄▅▆▇█), at most `width` characters (later values kept).
+    /// A sparkline of values (▁▂▃▄▅▆▇█), at most `width` characters (later values kept);
+    /// non-finite values are left out.
     public static func sparkline(_ values: [Double], width: Int = 40) -> String {
         let bars = Array("▁▂▃▄▅▆▇█")
-        let tail = values.suffix(max(1, width))
+        let tail = values.filter(\.isFinite).suffix(max(1, width))
         guard let low = tail.min(), let high = tail.max() else { return "" }
-        let span = high - low
         return String(tail.map { value in
-            let index = span > 0 ? Int(((value - low) / span) * Double(bars.count - 1)) : 0
-            return bars[max(0, min(bars.count - 1, index))]
+            // Halved when the span of two huge values of opposite signs is infinite.
+            let span = high - low
+            let fraction = span.isFinite ? (span > 0 ? (value - low) / span : 0) : (value / 2 - low / 2) / (high / 2 - low / 2)
+            let index = fraction.isFinite ? Int(max(0, min(1, fraction)) * Double(bars.count - 1)) : 0
+            return bars[index]
         })
     }
 
-    /// An SVG picture: latencies over time (left; x is seconds since the first sample) and
-    /// their distribution (right). The scale reaches twice the p99 (or the maximum, if lower), so
-    /// one outlier does not flatten everything else; points above it sit on the top edge and
-    /// are counted in the last bin, and the picture says how many there are.
+    /// An SVG picture: latencies over time (left; x is time since the first sample) and their
+    /// distribution (right), one-way and round-trip in their own colours, with titled axes at
+    /// round ticks and a legend of the series that have values. The value scale reaches twice
+    /// the p99 (or the maximum, if lower), so one outlier does not flatten everything else;
+    /// points above it sit on the top edge and are counted in the last bin, and the picture
+    /// says how many there are. Non-finite values are left out (and counted); the same samples
+    /// always give the same text, a well-formed XML document.
     public static func svg(_ samples: [LatencySample], title: String = "multidoc sync latencies") -> String {
-        let width = 900.0, height = 360.0, margin = 50.0
-        let plotWidth = 520.0, plotHeight = height - 2 * margin
-        let samples = samples.sorted { $0.at < $1.at }
-        let values = samples.map(\.oneWayMs)
-        let trips = samples.compactMap(\.roundTripMs)
-        let peak = max(values.max() ?? 1, trips.max() ?? 1, 0.001)
-        let p99 = LatencyStatistics(milliseconds: values + trips)?.p99Ms ?? peak
-        let high = max(min(peak, p99 * 2), 0.001)
-        let clipped = (values + trips).filter { $0 > high }.count
-        let start = samples.first?.at ?? Date()
-        let span = max(samples.last.map { $0.at.timeIntervalSince(start) } ?? 0, 0.001)
-        func y(_ value: Double) -> Double { margin + plotHeight - (min(value, high) / high) * plotHeight }
-        func x(_ sample: LatencySample) -> Double {
-            samples.count > 1 ? margin + sample.at.timeIntervalSince(start) / span * plotWidth : margin + plotWidth / 2
-        }
-        var svg = """
-        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" font-family="sans-serif" font-size="12">
-        <rect width="100%" height="100%" fill="white"/>
-        <text x="\(margin)" y="24" font-size="16">\(escape(title)) — \(samples.count) samples</text>
-        <line x1="\(margin)" y1="\(margin + plotHeight)" x2="\(margin + plotWidth)" y2="\(margin + plotHeight)" stroke="black"/>
-        <line x1="\(margin)" y1="\(margin)" x2="\(margin)" y2="\(margin + plotHeight)" stroke="black"/>
-        <text x="\(margin - 6)" y="\(margin + 4)" text-anchor="end">\(format(high))</text>
-        <text x="\(margin - 6)" y="\(margin + plotHeight)" text-anchor="end">0 ms</text>
-        <text x="\(margin)" y="\(margin + plotHeight + 16)" text-anchor="start">0 s</text>
-        <text x="\(margin + plotWidth)" y="\(margin + plotHeight + 16)" text-anchor="end">\(String(format: "%.1f s", span))</text>
-        <text x="\(margin + plotWidth / 2)" y="\(height - 12)" text-anchor="middle">time since the first sample</text>
-
-        """
-        let oneWay = samples.map { "\(x($0)),\(y($0.oneWayMs))" }.joined(separator: " ")
-        svg += "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"\(oneWay)\"/>\n"
-        let tripPoints = samples.compactMap { sample in sample.roundTripMs.map { "\(x(sample)),\(y($0))" } }
-        if !tripPoints.isEmpty {
-            svg += "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" points=\"\(tripPoints.joined(separator: " "))\"/>\n"
-        }
-        svg += "<text x=\"\(margin + 10)\" y=\"\(margin + 14)\" fill=\"#1f77b4\">one-way</text>\n"
-        svg += "<text x=\"\(margin + 80)\" y=\"\(margin + 14)\" fill=\"#d62728\">round-trip</text>\n"
-        if clipped > 0 {
-            svg += "<text x=\"\(margin + plotWidth)\" y=\"\(margin + 14)\" text-anchor=\"end\">\(clipped) above the scale (max \(format(peak)))</text>\n"
-        }
-        // Distribution of one-way latencies.
-        let histogramX = margin + plotWidth + 60, histogramWidth = width - histogramX - 20
-        let bins = 12
-        var counts = [Int](repeating: 0, count: bins)
-        for value in values { counts[max(0, min(bins - 1, Int(value / high * Double(bins))))] += 1 }
-        let most = Double(counts.max() ?? 1)
-        for (index, count) in counts.enumerated() {
-            let barHeight = most > 0 ? Double(count) / most * plotHeight : 0
-            let barWidth = histogramWidth / Double(bins)
-            svg += "<rect x=\"\(histogramX + Double(index) * barWidth)\" y=\"\(margin + plotHeight - barHeight)\" width=\"\(barWidth - 2)\" height=\"\(barHeight)\" fill=\"#1f77b4\"/>\n"
-        }
-        svg += "<text x=\"\(histogramX + histogramWidth / 2)\" y=\"\(height - 12)\" text-anchor=\"middle\">one-way latency, 0–\(format(high))\(clipped > 0 ? "+" : "")</text>\n"
-        if let stats = LatencyStatistics(milliseconds: values) {
-            svg += "<text x=\"\(histogramX)\" y=\"\(margin - 10)\">p50 \(format(stats.p50Ms))  p99 \(format(stats.p99Ms))</text>\n"
-        }
-        svg += "</svg>\n"
-        return svg
+        let ordered = samples.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
+        let start = ordered.first?.at ?? Date(timeIntervalSince1970: 0)
+        func seconds(_ sample: LatencySample) -> Double { sample.at.timeIntervalSince(start) }
+        let oneWay = ordered.map { (seconds: seconds($0), ms: $0.oneWayMs) }
+        let roundTrip = ordered.compactMap { sample in sample.roundTripMs.map { (seconds: seconds(sample), ms: $0) } }
+        return LatencyPlot(title: title, series: [
+            .init(name: "one-way", color: "#1f77b4", points: oneWay),
+            .init(name: "round-trip", color: "#d62728", points: roundTrip),
+        ], sampleCount: samples.count).svg
     }
 
     static func format(_ ms: Double) -> String {
         ms >= 1000 ? String(format: "%.2f s", ms / 1000) : String(format: "%.2f ms", ms)
-    }
-
-    private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
     }
 }

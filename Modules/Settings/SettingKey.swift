@@ -1,7 +1,7 @@
 import Foundation
 
 /// The settings a device has: the seed's four switches (Settings.bundle), UseCloud, the device
-/// name, the storage backend for new documents and SQLite's journal mode, and the optional Syncthing nudge (API address,
+/// name, the container folder, the storage backend for new documents and SQLite's journal mode, and the optional Syncthing nudge (API address,
 /// API key, folder ID, or Syncthing's config.xml to read them from).
 public enum SettingKey: String, CaseIterable, Sendable, Codable {
     case fastSave = "FastSave"
@@ -10,6 +10,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
     case attemptErrorRecovery = "AttemptErrorRecovery"
     case useCloud = "UseCloud"
     case deviceName = "DeviceName"
+    case container = "Container"
     case store = "Store"
     case journal = "Journal"
     case syncthingAddress = "SyncthingAddress"
@@ -35,7 +36,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .store: .choice(["sqlite", "json"])
         case .journal: .choice(["wal", "rollback"])
         case .syncthingAddress: .optionalAddress
-        case .syncthingKey, .syncthingFolder, .syncthingConfig: .optionalText
+        case .container, .syncthingKey, .syncthingFolder, .syncthingConfig: .optionalText
         }
     }
 
@@ -55,7 +56,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .deviceName: .text(hostName)
         case .store: .text("sqlite")
         case .journal: .text("wal")
-        case .syncthingAddress, .syncthingKey, .syncthingFolder, .syncthingConfig: .text("")
+        case .container, .syncthingAddress, .syncthingKey, .syncthingFolder, .syncthingConfig: .text("")
         }
     }
 
@@ -78,6 +79,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .attemptErrorRecovery: "move a damaged store aside and rebuild it from the container"
         case .useCloud: "ship documents through the shared container (off: keep them local)"
         case .deviceName: "the name this device shows to peers and in new documents"
+        case .container: "the shared container folder this device syncs through (none: documents stay on this device)"
         case .store: "storage backend for new documents: sqlite or json"
         case .journal: "SQLite journal mode: wal (default, faster commits) or rollback (seed 004's choice)"
         case .syncthingAddress: "Syncthing's API address (http://127.0.0.1:8384) to ask for a scan of each file written (none: no nudge)"

@@ -58,7 +58,7 @@ public struct SettingsFile: Sendable {
             }
         }
         do {
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             try AtomicFile.makeDirectory(url.deletingLastPathComponent())
             try AtomicFile.write(data + Data("\n".utf8), to: url)
         } catch {

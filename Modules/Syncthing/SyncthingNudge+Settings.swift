@@ -43,6 +43,11 @@ extension SyncthingNudge.Configuration {
         guard let url = URL(string: address), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw SyncthingError("bad Syncthing address '\(address)'; expected http://HOST:PORT")
         }
+        guard url.scheme == "http" else {
+            throw SyncthingError(
+                "Syncthing address '\(address)' uses HTTPS; the nudge speaks plain HTTP to Syncthing on this host: "
+                    + "give SyncthingAddress as http://HOST:PORT (Syncthing's GUI setting \"Use HTTPS for GUI\" off)")
+        }
         return Self(address: url, apiKey: key, folderID: folderID, prefix: prefix)
     }
 }

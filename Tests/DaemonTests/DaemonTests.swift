@@ -21,8 +21,14 @@ import TestSupport
 
     func root(_ name: String) -> URL { folder.appending(name) }
 
+    /// Starts a daemon on device `name`, setting its root up first (`multidoc init`) as a user would.
     func start(_ name: String, _ extra: [String] = [], log: String? = nil) throws -> DaemonProcess {
-        try DaemonProcess(
+        if !FileManager.default.fileExists(atPath: root(name).path) {
+            let setUp = try ProductRunner.run(
+                "multidoc", ["init", "--no-input", "--root", root(name).path, "--container", container.path, "--device-name", name])
+            guard setUp.status == 0 else { throw DaemonTestError("multidoc init on \(name) failed: \(setUp.stderr)") }
+        }
+        return try DaemonProcess(
             ["--root", root(name).path, "--container", container.path, "--device-name", name, "--log-level", "debug"] + extra,
             log: folder.appending(log ?? "\(name).log"))
     }

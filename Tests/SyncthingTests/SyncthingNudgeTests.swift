@@ -257,6 +257,12 @@ actor Gate {
             try settings([.syncthingAddress: "http://h:1", .syncthingKey: "k", .syncthingFolder: "f"]), container: container))
         #expect(direct == SyncthingNudge.Configuration(address: URL(string: "http://h:1") ?? container, apiKey: "k", folderID: "f", prefix: ""))
 
+        let tls = #expect(throws: SyncthingError.self) {
+            try SyncthingNudge.Configuration.resolve(
+                try settings([.syncthingAddress: "https://h:1", .syncthingKey: "k", .syncthingFolder: "f"]), container: container)
+        }
+        #expect(tls?.message.contains("http://HOST:PORT") == true)
+
         let missingKey = #expect(throws: SyncthingError.self) {
             try SyncthingNudge.Configuration.resolve(try settings([.syncthingAddress: "http://h:1", .syncthingFolder: "f"]), container: container)
         }

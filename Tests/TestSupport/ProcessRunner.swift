@@ -38,7 +38,7 @@ public enum ProductRunner {
     /// the kernel, without root or a small file system.
     public static func run(
         _ product: String, _ arguments: [String], environment: [String: String] = [:],
-        stdin: String? = nil, timeout: TimeInterval = 60, fileSizeLimit: Int? = nil
+        stdin: String? = nil, timeout: TimeInterval = 60, fileSizeLimit: Int? = nil, directory: URL? = nil
     ) throws -> Result {
         guard let executable = path(of: product) else {
             throw RunnerError(message: "\(product) is not built next to the tests (run swift build first)")
@@ -51,6 +51,7 @@ public enum ProductRunner {
             process.executableURL = executable
             process.arguments = arguments
         }
+        if let directory { process.currentDirectoryURL = directory }
         var merged = ProcessInfo.processInfo.environment
         for key in merged.keys where key.hasPrefix("MULTIDOC_") { merged[key] = nil }
         merged.merge(environment) { _, new in new }
