@@ -39,7 +39,7 @@ let package = Package(
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
-        .target(name: "AppSupport", path: "Modules/AppSupport"),
+        .target(name: "AppSupport", dependencies: ["Model"], path: "Modules/AppSupport"),
 
         // MARK: - Apps
 
@@ -50,12 +50,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "multidocd",
-            dependencies: ["Engine", "Settings", "Syncthing", "Model", argumentParser, logging, serviceLifecycle],
+            dependencies: ["AppSupport", "Engine", "Settings", "Syncthing", "Model", argumentParser, logging, serviceLifecycle],
             path: "Apps/multidocd"
         ),
         .executableTarget(
             name: "multidoc-tui",
-            dependencies: ["Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", "CNcurses", argumentParser, logging],
+            dependencies: ["AppSupport", "Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", "CNcurses", argumentParser, logging],
             path: "Apps/multidoc-tui"
         ),
 
@@ -74,7 +74,7 @@ let package = Package(
         // MARK: - Tests
 
         .target(name: "TestSupport", dependencies: ["Model", "Storage"], path: "Tests/TestSupport"),
-        .testTarget(name: "AppSupportTests", dependencies: ["AppSupport"], path: "Tests/AppSupportTests"),
+        .testTarget(name: "AppSupportTests", dependencies: ["AppSupport", "Model"], path: "Tests/AppSupportTests"),
         .testTarget(name: "ModelTests", dependencies: ["Model"], path: "Tests/ModelTests"),
         .testTarget(name: "FileIOTests", dependencies: ["FileIO", "TestSupport"], path: "Tests/FileIOTests"),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "Model"], path: "Tests/SettingsTests"),

@@ -1,3 +1,4 @@
+import AppSupport
 import ArgumentParser
 import Settings
 
@@ -10,7 +11,8 @@ struct TUIOptions: ParsableCommand {
         Master list: +/n new, d delete, Enter open, s settings, l latencies, r sync now, ? keys, q quit. \
         Detail: e/Enter edit, Esc or F2 saves and leaves edit mode, Esc goes back. \
         Log lines go to multidoc-tui.log in the device root, never to the terminal.
-        """
+        """,
+        version: MultidocVersion.line("multidoc-tui")
     )
 
     @Option(name: .long, help: ArgumentHelp("The device's root folder, made if missing (env MULTIDOC_ROOT; default ~/.local/share/multidoc).", valueName: "dir"))

@@ -57,6 +57,16 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Log what happens to stderr.")
     var verbose = false
 
+    /// The long options above that take a value, and those that do not: they may also come
+    /// before the verb (``CommandLineShape/globalOptionsLast(_:valueOptions:flags:)``). A test
+    /// checks every one appears in a command's help.
+    static let valueOptionNames: Set<String> = [
+        "--root", "--container", "--store", "--journal", "--device-name", "--fast-save", "--enable-ping",
+        "--copy-container-on-segue", "--attempt-error-recovery", "--use-cloud", "--syncthing-address", "--syncthing-key",
+        "--syncthing-folder", "--syncthing-config",
+    ]
+    static let flagNames: Set<String> = ["--json", "--verbose"]
+
     /// Settings given as flags, parsed.
     func settingFlags() throws(SettingsError) -> [SettingKey: SettingValue] {
         var flags: [SettingKey: SettingValue] = [:]

@@ -1,3 +1,4 @@
+import AppSupport
 import ArgumentParser
 import Engine
 import Foundation
@@ -22,10 +23,58 @@ struct Multidoc: AsyncParsableCommand {
         9 store failed, 10 write failed, 11 wrong location for a move, 12 busy, 13 bad setting, \
         64 bad usage.
         """,
+        version: MultidocVersion.line("multidoc"),
         subcommands: [
             Init.self, Demo.self, New.self, List.self, Show.self, Edit.self, Remove.self, Rename.self, Convert.self,
             MoveToCloud.self, MoveToLocal.self, SyncCommand.self, SettingsCommand.self, Latencies.self,
             Inspect.self, ContainerCommand.self, Status.self,
         ]
     )
+
+    /// Global options may come before the verb; a parser error is one line in the documented
+    /// form (`multidoc: error: …`, exit 64) with a suggestion for a mistyped verb or option.
+    static func main() async {
+        let arguments = CommandLineShape.globalOptionsLast(
+            Array(CommandLine.arguments.dropFirst()), valueOptions: GlobalOptions.valueOptionNames, flags: GlobalOptions.flagNames)
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot(arguments)
+        } catch {
+            guard exitCode(for: error) != .success else { exit(withError: error) }
+            let path = commandPath(arguments)
+            let deepest = path.last ?? Multidoc.self
+            let verbs = deepest.configuration.subcommands.map { $0._commandName }
+            let options = CommandLineShape.longOptions(inHelp: helpMessage(for: deepest))
+            let line = CommandLineShape.parserError(message(for: error), verbs: verbs, options: options)
+            let help = (["multidoc"] + path.map { $0._commandName }).joined(separator: " ") + " --help"
+            FileHandle.standardError.write(Data("multidoc: error: \(line) (see '\(help)')\n".utf8))
+            Foundation.exit(64)
+        }
+        do {
+            try await runParsed(command)
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    private static func runParsed(_ command: some ParsableCommand) async throws {
+        if var asynchronous = command as? any AsyncParsableCommand {
+            try await asynchronous.run()
+        } else {
+            var synchronous = command
+            try synchronous.run()
+        }
+    }
+
+    /// The subcommands named at the start of `arguments`, outermost first.
+    static func commandPath(_ arguments: [String]) -> [any ParsableCommand.Type] {
+        var path: [any ParsableCommand.Type] = []
+        var current: any ParsableCommand.Type = Multidoc.self
+        for word in arguments {
+            guard let next = current.configuration.subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) else { break }
+            path.append(next)
+            current = next
+        }
+        return path
+    }
 }

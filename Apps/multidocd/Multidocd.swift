@@ -1,3 +1,4 @@
+import AppSupport
 import ArgumentParser
 import Engine
 import Foundation
@@ -28,7 +29,8 @@ struct Multidocd: AsyncParsableCommand {
         Exit codes: 0 stopped cleanly, 1 other failure, 2 already running for this root, \
         3 unknown document (--inspect), 4 ambiguous name, 6 unusable device root, 7 container \
         unavailable, 9 store failed, 10 write failed, 12 busy, 13 bad setting, 64 bad usage.
-        """
+        """,
+        version: MultidocVersion.line("multidocd")
     )
 
     @Option(name: .long, help: ArgumentHelp("The device's root folder, created if missing (env MULTIDOC_ROOT; default ~/.local/share/multidoc).", valueName: "dir"))

@@ -245,7 +245,7 @@ public actor DocumentLibrary {
                 throw .ambiguousName(query, candidates: prefixed.map { ($0.name.rawValue, $0.id.description) })
             }
         }
-        throw .unknownDocument(query)
+        throw .unknownDocument(query, suggestions: Suggestions.closest(to: query, among: records.map(\.name.rawValue)))
     }
 
     // MARK: Lifecycle

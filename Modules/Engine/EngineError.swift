@@ -3,7 +3,8 @@ import Model
 /// What the engine refuses or fails at, in words a user can act on. Front ends print
 /// ``description`` and exit with ``exitCode``.
 public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
-    case unknownDocument(String)
+    /// No document has that name, UUID or prefix; `suggestions` are names close to it.
+    case unknownDocument(String, suggestions: [String] = [])
     case ambiguousName(String, candidates: [(name: String, id: String)])
     case invalidName(String)
     case rootUnusable(String, String)
@@ -25,7 +26,9 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
 
     public var description: String {
         switch self {
-        case .unknownDocument(let query): "no document matches '\(query)'"
+        case .unknownDocument(let query, let suggestions):
+            "no document matches '\(query)'"
+                + (suggestions.isEmpty ? " ('multidoc list' shows every document)" : Suggestions.phrase(suggestions, quoted: true))
         case .ambiguousName(let query, let candidates):
             "'\(query)' names \(candidates.count) documents; use a UUID prefix: "
                 + candidates.map { "\($0.name) (\($0.id.prefix(8)))" }.joined(separator: ", ")

@@ -1,3 +1,5 @@
+import Model
+
 /// A setting that cannot be read or set, in words a user can act on.
 public enum SettingsError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownKey(String)
@@ -11,7 +13,9 @@ public enum SettingsError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknownKey(let key):
-            "unknown setting '\(key)'; valid keys: \(SettingKey.allCases.map(\.rawValue).joined(separator: ", "))"
+            "unknown setting '\(key)'"
+                + Suggestions.phrase(Suggestions.closest(to: key, among: SettingKey.allCases.map(\.rawValue)))
+                + " (valid keys: \(SettingKey.allCases.map(\.rawValue).joined(separator: ", ")))"
         case .badValue(let key, let value, let expected):
             "bad value '\(value)' for \(key.rawValue); expected \(expected.joined(separator: ", "))"
         case .badEnvironmentValue(let variable, let key, let value, let expected):

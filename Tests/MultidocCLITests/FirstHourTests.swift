@@ -78,3 +78,45 @@ import TestSupport
         #expect(new.status == 7, "\(new.stderr)")
     }
 }
+
+/// What a typo gets: one line in the documented form, an exit code, and a suggestion.
+@Suite struct ParserErrorTests {
+    @Test(arguments: [
+        (["lsit"], "multidoc: error: unknown command 'lsit'; did you mean 'list'?"),
+        (["list", "--rot", "x"], "multidoc: error: unknown option '--rot'; did you mean '--root'?"),
+        (["container", "verfy"], "multidoc: error: unknown command 'verfy'; did you mean 'verify'?"),
+        (["settings", "get", "Fastsav", "--root", "/nonexistent-root"], "multidoc: error: unknown setting 'Fastsav'; did you mean FastSave?"),
+    ])
+    func aTypoGetsOneLineAndASuggestion(arguments: [String], start: String) throws {
+        let result = try ProductRunner.run("multidoc", arguments)
+        #expect(result.status == 64 || result.status == 13, "\(result.status)")
+        #expect(result.stderr.hasPrefix(start), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+    }
+
+    @Test func globalOptionsWorkBeforeTheVerbAndEveryExecutableHasAVersion() throws {
+        let folder = try TemporaryDirectory("global-options")
+        defer { folder.remove() }
+        let root = folder.appending("dev").path
+        #expect(try ProductRunner.run("multidoc", ["--root", root, "init", "--no-input", "--device-name", "D"]).status == 0)
+        let created = try ProductRunner.run("multidoc", ["--root", root, "--json", "new", "Before"])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.contains("\"name\" : \"Before\""))
+        let shown = try ProductRunner.run("multidoc", ["--root=\(root)", "show", "before"])
+        #expect(shown.status == 3)
+        #expect(shown.stderr.contains("did you mean 'Before'?"), "\(shown.stderr)")
+        for product in ["multidoc", "multidocd", "multidoc-tui"] {
+            let version = try ProductRunner.run(product, ["--version"])
+            #expect(version.status == 0 && version.stdout.hasPrefix("\(product) "), "\(product): \(version.stdout)\(version.stderr)")
+        }
+    }
+
+    @Test func everyGlobalOptionIsOneEveryCommandTakes() throws {
+        let help = try ProductRunner.run("multidoc", ["list", "--help"]).stdout
+        for option in ["--root", "--container", "--store", "--journal", "--device-name", "--fast-save", "--enable-ping",
+                       "--copy-container-on-segue", "--attempt-error-recovery", "--use-cloud", "--syncthing-address",
+                       "--syncthing-key", "--syncthing-folder", "--syncthing-config", "--json", "--verbose"] {
+            #expect(help.contains(option), "\(option) is not in list --help")
+        }
+    }
+}

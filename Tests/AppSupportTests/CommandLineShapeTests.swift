@@ -1,0 +1,42 @@
+import AppSupport
+import Model
+import Testing
+
+@Suite struct CommandLineShapeTests {
+    let values: Set<String> = ["--root", "--container"]
+    let flags: Set<String> = ["--json"]
+
+    @Test func globalOptionsBeforeTheVerbMoveAfterIt() {
+        #expect(CommandLineShape.globalOptionsLast(["--root", "X", "list"], valueOptions: values, flags: flags) == ["list", "--root", "X"])
+        #expect(CommandLineShape.globalOptionsLast(["--root=X", "--json", "show", "Doc"], valueOptions: values, flags: flags)
+            == ["show", "Doc", "--root=X", "--json"])
+        // Before a `--` that ends the options.
+        #expect(CommandLineShape.globalOptionsLast(["--json", "edit", "--", "-x"], valueOptions: values, flags: flags) == ["edit", "--json", "--", "-x"])
+        // Anything else is left for the parser to judge.
+        #expect(CommandLineShape.globalOptionsLast(["list", "--root", "X"], valueOptions: values, flags: flags) == ["list", "--root", "X"])
+        #expect(CommandLineShape.globalOptionsLast(["--help"], valueOptions: values, flags: flags) == ["--help"])
+        #expect(CommandLineShape.globalOptionsLast(["--root"], valueOptions: values, flags: flags) == ["--root"])
+        #expect(CommandLineShape.globalOptionsLast(["--root", "X"], valueOptions: values, flags: flags) == ["--root", "X"])
+    }
+
+    @Test func parserErrorsAreOneLineWithASuggestion() {
+        let verb = CommandLineShape.parserError(
+            "Error: Unexpected argument 'lsit'\nUsage: multidoc <subcommand>\n  See 'multidoc --help' for more information.",
+            verbs: ["list", "new", "show"], options: [])
+        #expect(verb == "unknown command 'lsit'; did you mean 'list'?")
+        let option = CommandLineShape.parserError("Error: Unknown option '--contianer'", verbs: [], options: ["--container", "--root"])
+        #expect(option == "unknown option '--contianer'; did you mean '--container'?")
+        let nothingClose = CommandLineShape.parserError("Error: Unexpected argument 'zebra'", verbs: ["list"], options: [])
+        #expect(nothingClose == "unexpected argument 'zebra'")
+        #expect(CommandLineShape.longOptions(inHelp: "  --root <dir>  The root.\n  --json  JSON.\n  -h, --help") == ["--root", "--json", "--help"])
+    }
+
+    @Test func suggestionsAreCloseMatchesIgnoringCase() {
+        #expect(Suggestions.closest(to: "testdoc1", among: ["TestDoc1", "TestDoc2", "Other"]) == ["TestDoc1", "TestDoc2"])
+        #expect(Suggestions.closest(to: "TestDco1", among: ["TestDoc1", "Notes"]) == ["TestDoc1"])
+        #expect(Suggestions.closest(to: "x", among: ["list", "new"]).isEmpty)
+        #expect(Suggestions.closest(to: "", among: ["list"]).isEmpty)
+        #expect(Suggestions.phrase(["a", "b", "c"], quoted: true) == "; did you mean 'a', 'b' or 'c'?")
+        #expect(Suggestions.phrase([]) == "")
+    }
+}
