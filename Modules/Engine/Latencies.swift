@@ -162,6 +162,10 @@ public enum LatencyReport {
     }
 
     static func format(_ ms: Double) -> String {
-        ms >= 1000 ? String(format: "%.2f s", ms / 1000) : String(format: "%.2f ms", ms)
+        switch abs(ms) {
+        case ..<1000: String(format: "%.2f ms", ms)
+        case ..<1e9: String(format: "%.2f s", ms / 1000)
+        default: String(format: "%.3g s", ms / 1000)
+        }
     }
 }

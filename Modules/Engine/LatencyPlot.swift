@@ -22,11 +22,13 @@ struct LatencyPlot {
     var series: [Series]
     /// Samples the title counts (whether or not their values are drawable).
     var sampleCount: Int
+    /// Values left out because they (or their time) were NaN or infinite.
+    private(set) var skipped: Int
 
-    static let width = 960.0, height = 480.0
+    static let width = 960.0, height = 500.0
     static let fontSize = 12.0
 
-    /// Values beyond this are drawn as this: the arithmetic of scales stays finite.
+    /// Values beyond ±this are drawn (and described) as ±this: the arithmetic of scales stays finite.
     private static let largest = 1e300
 
     init(title: String, series: [Series], sampleCount: Int) {
@@ -44,9 +46,6 @@ struct LatencyPlot {
         }
     }
 
-    /// Values left out because they (or their time) were NaN or infinite.
-    private(set) var skipped: Int
-
     var svg: String {
         var out = SVGText()
         let drawn = series.filter { !$0.points.isEmpty }
@@ -62,14 +61,23 @@ struct LatencyPlot {
 
         var notes: [String] = []
         if scale.above > 0 {
-            notes.append("\(scale.above) above the scale (max \(LatencyReport.format(scale.peak))), drawn on the top edge and in the last bin")
+            notes.append("\(scale.above) above the scale (max \(LatencyReport.format(scale.peak))): on its top edge, in the last bin")
         }
         if scale.below > 0 {
-            notes.append("\(scale.below) below the scale (min \(LatencyReport.format(scale.lowest))), drawn on the bottom edge and in the first bin")
+            notes.append("\(scale.below) below the scale (min \(LatencyReport.format(scale.lowest))): on its bottom edge, in the first bin")
         }
         if skipped > 0 { notes.append("\(plural(skipped, "value")) not finite, left out") }
-        if !notes.isEmpty {
-            out.text(notes.joined(separator: "; "), x: 16, y: Self.height - 10, size: 11, fill: "#555", role: "note")
+        // Two lines at most; a note that does not fit on the first goes to the second.
+        var lines = [""]
+        for note in notes {
+            if let last = lines.last, !last.isEmpty, Self.textWidth(last + "; " + note, size: 11) > Self.width - 32, lines.count < 2 {
+                lines.append(note)
+            } else {
+                lines[lines.count - 1] += (lines[lines.count - 1].isEmpty ? "" : "; ") + note
+            }
+        }
+        for (index, line) in lines.enumerated() where !line.isEmpty {
+            out.text(line, x: 16, y: Self.height - 24 + Double(index) * 14, size: 11, fill: "#555", role: "note")
         }
         out.close()
         return out.text
@@ -78,13 +86,14 @@ struct LatencyPlot {
     // MARK: - Parts
 
     /// Rows of the layout, top to bottom; the two panels share them.
-    private static let legendY = 54.0, captionY = 84.0, yTitleY = 104.0, plotTop = 116.0
-    private static var plotBottom: Double { height - 66 }
+    private static let legendY = 52.0, captionY = 98.0, yTitleY = 118.0, plotTop = 130.0
+    private static var plotBottom: Double { height - 86 }
 
+    /// One line a series, whatever their lengths.
     private func legend(_ drawn: [Series], into out: inout SVGText) {
-        var x = 16.0
-        let y = Self.legendY
-        for entry in drawn {
+        let x = 16.0
+        for (index, entry) in drawn.enumerated() {
+            let y = Self.legendY + Double(index) * 18
             let values = entry.points.map(\.ms).sorted()
             var text = "\(entry.name): \(plural(values.count, "sample"))"
             if let median = quantile(values, 0.5), let p99 = quantile(values, 0.99), let peak = values.last {
@@ -93,7 +102,6 @@ struct LatencyPlot {
             out.line(x1: x, y1: y - 4, x2: x + 18, y2: y - 4, stroke: entry.color, width: 2)
             out.circle(x: x + 9, y: y - 4, r: 3, fill: entry.color)
             out.text(text, x: x + 24, y: y, role: "legend")
-            x += 24 + textWidth(text) + 24
         }
     }
 
@@ -105,7 +113,7 @@ struct LatencyPlot {
         let unit = TimeUnit(span: span)
         let xTicks = Ticks.nice(low: 0, high: span / unit.seconds)
         let frame = axes(
-            in: panelLeft, right, x: xTicks, y: scale.ticks, caption: "over time",
+            in: panelLeft, right, x: xTicks, y: scale.ticks, xInset: 8, caption: "over time",
             xTitle: "time since the first sample (\(unit.name))", yTitle: quantity, into: &out)
 
         if drawn.isEmpty {
@@ -145,12 +153,14 @@ struct LatencyPlot {
             var row = [Int](repeating: 0, count: bins)
             for value in values {
                 let position = (value - xTicks.low) / binWidth
-                row[position.isFinite ? Int(max(0, min(Double(bins - 1), position.rounded(.down)))) : 0] += 1
+                // A value on an edge belongs to the bin above it, whatever the rounding of the division.
+                let bin = (position + 1e-9).rounded(.down)
+                row[bin.isFinite ? Int(max(0, min(Double(bins - 1), bin))) : 0] += 1
             }
             return row
         }
         let tallest = counts.flatMap { $0 }.max() ?? 0
-        let yTicks = Ticks.nice(low: 0, high: Double(max(tallest, 1)), smallestStep: 1)
+        let yTicks = Ticks.nice(low: 0, high: Double(max(tallest, 4)), smallestStep: 1)
         let caption = drawn.isEmpty ? "distribution" : "distribution: \(bins) bins of \(String(format: "%.4g", binWidth)) \(scale.unit)"
         let frame = axes(in: panelLeft, right, x: xTicks, y: yTicks, caption: caption, xTitle: quantity, yTitle: "samples per bin", into: &out)
 
@@ -170,12 +180,12 @@ struct LatencyPlot {
     /// axis lines; returns its plotting area, whose left edge leaves room for the longest
     /// y label. The y title is written level above the axis: renderers disagree on rotated text.
     private func axes(
-        in panelLeft: Double, _ right: Double, x xTicks: Ticks, y yTicks: Ticks, caption: String, xTitle: String, yTitle: String,
-        into out: inout SVGText
+        in panelLeft: Double, _ right: Double, x xTicks: Ticks, y yTicks: Ticks, xInset: Double = 0, caption: String, xTitle: String,
+        yTitle: String, into out: inout SVGText
     ) -> Frame {
         let xLabels = xTicks.values.map { xTicks.label($0) }, yLabels = yTicks.values.map { yTicks.label($0) }
         let left = panelLeft + (yLabels.map(textWidth).max() ?? 0) + 10
-        let frame = Frame(left: left, right: right, top: Self.plotTop, bottom: Self.plotBottom, x: xTicks, y: yTicks)
+        let frame = Frame(left: left, right: right, top: Self.plotTop, bottom: Self.plotBottom, x: xTicks, y: yTicks, xInset: xInset)
         out.text(caption, x: panelLeft, y: Self.captionY, size: 13, weight: "bold", role: "caption")
         out.text(yTitle, x: panelLeft, y: Self.yTitleY, role: "y-title")
         out.text(xTitle, x: (left + right) / 2, y: frame.bottom + 40, anchor: "middle", role: "x-title")
@@ -222,10 +232,10 @@ struct LatencyPlot {
 
     private func textWidth(_ text: String) -> Double { Self.textWidth(text) }
 
-    /// A generous estimate of the width of `text` in the plot's font: 0.62 em a character
-    /// (DejaVu Sans digits are 0.64 em, most letters less).
+    /// A generous estimate of the width of `text` in the plot's font: 0.64 em a character
+    /// (DejaVu Sans, the widest of the fonts named: digits are 0.64 em, most letters less).
     static func textWidth(_ text: String, size: Double = fontSize) -> Double {
-        Double(text.count) * size * 0.62
+        Double(text.count) * size * 0.64
     }
 }
 
@@ -277,8 +287,9 @@ struct Ticks: Equatable {
     /// values; never below `smallestStep`.
     static func nice(low: Double, high: Double, smallestStep: Double = 0) -> Ticks {
         guard low.isFinite, high.isFinite, high > low else {
-            let base = low.isFinite ? low : 0
-            return nice(low: base, high: base + 1, smallestStep: smallestStep)
+            let base = low.isFinite ? low : 0, top = base + max(1, abs(base) * 0.1)
+            guard top.isFinite, top > base else { return Ticks(low: 0, high: 1, step: 0.2) }
+            return nice(low: base, high: top, smallestStep: smallestStep)
         }
         let magnitude = pow(10, (log10((high - low) / 6)).rounded(.down))
         var best: (ticks: Ticks, cost: Double)?
@@ -324,16 +335,18 @@ private struct TimeUnit {
     }
 }
 
-/// A plotting area and the values at its edges.
+/// A plotting area and the values at its edges; `xInset` keeps points at the first and last
+/// x tick (a single sample) off the frame's edges.
 private struct Frame {
     var left, right, top, bottom: Double
     var xTicks, yTicks: Ticks
+    var xInset: Double
 
-    init(left: Double, right: Double, top: Double, bottom: Double, x: Ticks, y: Ticks) {
-        (self.left, self.right, self.top, self.bottom, xTicks, yTicks) = (left, right, top, bottom, x, y)
+    init(left: Double, right: Double, top: Double, bottom: Double, x: Ticks, y: Ticks, xInset: Double) {
+        (self.left, self.right, self.top, self.bottom, xTicks, yTicks, self.xInset) = (left, right, top, bottom, x, y, xInset)
     }
 
-    func x(_ value: Double) -> Double { position(value, xTicks, from: left, to: right) }
+    func x(_ value: Double) -> Double { position(value, xTicks, from: left + xInset, to: right - xInset) }
     func y(_ value: Double) -> Double { position(value, yTicks, from: bottom, to: top) }
 
     private func position(_ value: Double, _ ticks: Ticks, from start: Double, to end: Double) -> Double {

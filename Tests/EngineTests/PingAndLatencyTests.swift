@@ -143,8 +143,10 @@ import TestSupport
         let svg = LatencyReport.svg(samples)
         #expect(svg.hasPrefix("<svg"))
         #expect(svg.components(separatedBy: "<polyline").count - 1 == 2)
-        #expect(svg.components(separatedBy: "<rect").count - 1 >= 13)
+        #expect(svg.components(separatedBy: "<rect class=\"bar\"").count - 1 >= 8)
         #expect(svg.contains("100 samples"))
+        #expect(svg.contains(">one-way: 100 samples, p50 50.00 ms, p99 99.00 ms, max 100.00 ms<"))
+        #expect(svg.contains(">round-trip: 50 samples, p50 100.00 ms, p99 200.00 ms, max 200.00 ms<"))
     }
 
     @Test func theLogKeepsMillisecondsAndReadsOlderFiles() throws {
@@ -185,5 +187,14 @@ import TestSupport
         #expect(LatencyReport.sparkline([1, 2, 3, 4, 5, 6, 7, 8]) == "▁▂▃▄▅▆▇█")
         #expect(LatencyReport.sparkline([5, 5, 5]) == "▁▁▁")
         #expect(LatencyReport.sparkline(Array(repeating: 1, count: 100), width: 10).count == 10)
+    }
+
+    @Test func nonFiniteValuesAreLeftOutOfStatisticsAndSparklines() throws {
+        let stats = try #require(LatencyStatistics(milliseconds: [1, .nan, 3, .infinity, -.infinity]))
+        #expect(stats.count == 2)
+        #expect(abs(stats.maxMs - 3) < 0.01)
+        #expect(LatencyStatistics(milliseconds: [.nan]) == nil)
+        #expect(LatencyReport.sparkline([1, .nan, 8, .infinity]) == "▁█")
+        #expect(LatencyReport.sparkline([-.greatestFiniteMagnitude, 0, .greatestFiniteMagnitude]) == "▁▄█")
     }
 }
