@@ -39,7 +39,7 @@ let package = Package(
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
-        .target(name: "AppSupport", dependencies: ["Model"], path: "Modules/AppSupport"),
+        .target(name: "AppSupport", dependencies: ["Model", logging], path: "Modules/AppSupport"),
 
         // MARK: - Apps
 

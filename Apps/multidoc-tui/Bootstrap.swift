@@ -1,3 +1,4 @@
+import AppSupport
 import Engine
 import Foundation
 import Logging
@@ -33,42 +34,3 @@ func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> D
     return Device(setup: setup, library: library, flags: flags, environment: environment, logURL: logURL)
 }
 
-/// An append-only log file shared by every logger of the process.
-final class LogFile: @unchecked Sendable {
-    private let lock = NSLock()
-    private let handle: FileHandle?
-
-    init(url: URL) {
-        if !FileManager.default.fileExists(atPath: url.path) {
-            _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        }
-        handle = try? FileHandle(forWritingTo: url)
-        _ = try? handle?.seekToEnd()
-    }
-
-    func write(_ line: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        try? handle?.write(contentsOf: Data(line.utf8))
-    }
-}
-
-/// Writes log lines to a ``LogFile``: the terminal belongs to the UI.
-struct FileLogHandler: LogHandler {
-    let label: String
-    let file: LogFile
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .info
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
-        let details = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let stamp = ISO8601DateFormatter().string(from: Date())
-        file.write("\(stamp) \(event.level) \(label): \(event.message)\(details)\n")
-    }
-}

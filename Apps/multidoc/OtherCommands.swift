@@ -268,7 +268,7 @@ struct Status: AsyncParsableCommand {
                 object["container"] = setup.container?.path
                 object["containerAvailable"] = available
                 object["daemon"] = daemon
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
                 print(String(decoding: data, as: UTF8.self))
                 return
             }
@@ -276,13 +276,36 @@ struct Status: AsyncParsableCommand {
             print("root:      \(setup.root.url.path)")
             print("container: \(setup.container?.path ?? "none") \(available.map { $0 ? "(available)" : "(unavailable)" } ?? "")")
             print("documents: \(documents)")
-            if let daemon {
-                let keys = daemon.keys.sorted()
-                print("daemon:    " + keys.map { "\($0)=\(daemon[$0] ?? "")" }.joined(separator: " "))
-            } else {
-                print("daemon:    not running")
+            guard let daemon else {
+                print("daemon:    not running (start it with: multidocd\(options.root.map { " --root '\($0)'" } ?? "") &)")
+                return
             }
+            for line in Self.daemonLines(daemon, now: Date()) { print(line) }
         }
+    }
+}
+
+extension Status {
+    /// The daemon's status file in words, one fact a line.
+    static func daemonLines(_ status: [String: Any], now: Date) -> [String] {
+        let dates = ISO8601DateFormatter()
+        func ago(_ key: String) -> String? {
+            guard let text = status[key] as? String, let date = dates.date(from: text) else { return nil }
+            let seconds = max(0, Int(now.timeIntervalSince(date)))
+            let span = seconds < 60 ? "\(seconds) s" : seconds < 3600 ? "\(seconds / 60) min" : seconds < 86_400 ? "\(seconds / 3600) h" : "\(seconds / 86_400) d"
+            return "\(span) ago"
+        }
+        var lines: [String] = []
+        let pid = (status["pid"] as? Int).map { " (pid \($0))" } ?? ""
+        lines.append("daemon:    running\(pid)\(ago("startedAt").map { ", started \($0)" } ?? "")")
+        let passes = status["passes"] as? Int ?? 0
+        lines.append("           \(passes) \(passes == 1 ? "pass" : "passes"), last \(ago("lastSyncAt") ?? "not yet"); last import \(ago("lastImportAt") ?? "none yet")")
+        if status["containerAvailable"] as? Bool == false { lines.append("           the container is unavailable to it") }
+        if let error = status["lastError"] as? String { lines.append("           last problem (\(ago("lastErrorAt") ?? "")): \(error)") }
+        if let inspecting = status["inspecting"] as? String {
+            lines.append("           inspecting \(inspecting): \(status["pingsSent"] as? Int ?? 0) pings sent, \(status["pingsAnswered"] as? Int ?? 0) answered")
+        }
+        return lines
     }
 }
 

@@ -6,7 +6,10 @@ import Settings
 /// The command line, checked and typed: everything the bootstrap needs.
 struct DaemonOptions: Sendable {
     var rootPath: String?
-    var containerPath: String
+    /// `--container` or `MULTIDOC_CONTAINER`; nil: the `Container` setting of the root.
+    var containerPath: String?
+    /// Where log lines go: nil for stderr.
+    var logFile: URL?
     /// Settings given as flags; kept to re-resolve the settings on SIGHUP.
     var settingFlags: [SettingKey: SettingValue]
     var environment: [String: String]
@@ -26,10 +29,16 @@ struct DaemonOptions: Sendable {
     init(parsing command: Multidocd, environment: [String: String]) throws {
         self.environment = environment
         rootPath = command.root
-        guard let container = command.container ?? environment["MULTIDOC_CONTAINER"], !container.isEmpty else {
-            throw DaemonError.usage("no container: pass --container DIR or set MULTIDOC_CONTAINER")
+        containerPath = command.container.flatMap { $0.isEmpty ? nil : $0 }
+        // The log: `--log-file -` is stderr; by default stderr unless it is a terminal, where
+        // the daemon's lines would draw over whatever runs there next (`multidocd &` and then
+        // `multidoc-tui`): then `<root>/multidocd.log`.
+        let root = command.root.map { URL(fileURLWithPath: $0) } ?? DeviceSetup.defaultRoot(environment: environment)
+        switch command.logFile {
+        case "-"?: logFile = nil
+        case let path?: logFile = URL(fileURLWithPath: path)
+        case nil: logFile = isatty(STDERR_FILENO) == 1 ? root.appendingPathComponent("multidocd.log", isDirectory: false) : nil
         }
-        containerPath = container
 
         var flags: [SettingKey: SettingValue] = [:]
         let given: [(SettingKey, String?)] = [

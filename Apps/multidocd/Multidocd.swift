@@ -75,8 +75,11 @@ struct Multidocd: AsyncParsableCommand {
     @Option(name: .customLong("syncthing-config"), help: ArgumentHelp("Syncthing's config.xml: address, key and folder not given otherwise are read from it.", valueName: "path"))
     var syncthingConfig: String?
 
-    @Option(name: .customLong("log-level"), help: ArgumentHelp("Least severe log level written to stderr (default info).", valueName: "trace|debug|info|notice|warning|error"))
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("Least severe log level written (default info).", valueName: "trace|debug|info|notice|warning|error"))
     var logLevel: String?
+
+    @Option(name: .customLong("log-file"), help: ArgumentHelp("Where the log goes: a file, or - for stderr (default: stderr, or <root>/multidocd.log when stderr is a terminal).", valueName: "path|-"))
+    var logFile: String?
 
     @Option(name: .long, help: ArgumentHelp("Inspect a document (name, UUID or UUID prefix): record latencies of peers' changes to it and, with EnablePing, answer them.", valueName: "doc"))
     var inspect: String?
@@ -103,10 +106,17 @@ struct Multidocd: AsyncParsableCommand {
         } catch {
             throw fail(error)
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = options.logLevel
-            return handler
+        if let url = options.logFile {
+            let file = LogFile(url: url)
+            LoggingSystem.bootstrap { label in FileLogHandler(label: label, file: file, logLevel: options.logLevel) }
+            // One line where the user started it, so the log can be found.
+            FileHandle.standardError.write(Data("multidocd: logging to \(url.path)\n".utf8))
+        } else {
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = options.logLevel
+                return handler
+            }
         }
         do {
             let daemon = try await bootstrap(options)

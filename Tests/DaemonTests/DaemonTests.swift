@@ -46,6 +46,26 @@ import TestSupport
         }
     }
 
+    /// The root's remembered container is enough, the log goes where --log-file says (the
+    /// terminal gets one line naming it), and `multidoc status` reads like the rest of the CLI.
+    @Test func aDaemonOnAnInitializedRootLogsToItsFileAndStatusSaysSo() async throws {
+        defer { folder.remove() }
+        let setUp = try ProductRunner.run(
+            "multidoc", ["init", "--no-input", "--root", root("L").path, "--container", container.path, "--device-name", "L"])
+        #expect(setUp.status == 0, "\(setUp.stderr)")
+        let logFile = root("L").appendingPathComponent("multidocd.log")
+        let daemon = try DaemonProcess(["--root", root("L").path, "--log-file", logFile.path], log: folder.appending("L-terminal.log"))
+        try await waitUntilRunning(daemon, root: "L")
+        #expect(daemon.log == "multidocd: logging to \(logFile.path)\n", "\(daemon.log)")
+        let status = try ProductRunner.run("multidoc", ["status", "--root", root("L").path])
+        #expect(status.stdout.contains("daemon:    running (pid \(daemon.pid))"), "\(status.stdout)")
+        #expect(status.stdout.contains("container: \(container.path) (available)"), "\(status.stdout)")
+        daemon.send(SIGTERM)
+        #expect(await daemon.waitForExit(timeout: .seconds(20)) == 0)
+        let written = try String(contentsOf: logFile, encoding: .utf8)
+        #expect(written.contains("starting") && written.contains("stopped"), "\(written)")
+    }
+
     @Test func oneDaemonPerRootAndSIGTERMStopsItCleanly() async throws {
         defer { folder.remove() }
         let first = try start("A")

@@ -20,6 +20,8 @@ public enum ProductRunner {
 
     /// The path of a product, or nil if it was not built.
     public static func path(of product: String) -> URL? {
+        // An absolute path is a program of the system (/bin/bash), not a product.
+        if product.hasPrefix("/") { return FileManager.default.isExecutableFile(atPath: product) ? URL(fileURLWithPath: product) : nil }
         guard let directory = productsDirectory() else { return nil }
         let url = directory.appendingPathComponent(product)
         return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
