@@ -228,7 +228,11 @@ public struct Container: Sendable {
 
     /// Every document folder's UUID.
     func documentIDs() -> [DocumentID] {
-        listNames(documentsDirectory).compactMap(DocumentID.init)
+        // Read on every discovery, 10,000 names and more: `readdir` and a UUID parse each (a
+        // name that parses is never an ignored one), sorted as UUIDs (the order of their text).
+        guard symlinkProblem(documentsDirectory) == nil, let folder = DirectoryHandle(path: documentsDirectory.path),
+              let entries = folder.entries(".") else { return [] }
+        return entries.compactMap { DocumentID($0.name) }.sorted()
     }
 
     /// Tombstoned documents, with every valid tombstone found for each.
