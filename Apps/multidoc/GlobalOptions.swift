@@ -170,12 +170,16 @@ func printJSON(_ value: some Encodable) throws {
     print(String(decoding: data, as: UTF8.self))
 }
 
-/// `~` and `~/…` as the shell would expand them ($HOME first), for paths typed at a prompt or
-/// quoted on the command line.
-func expandingTilde(_ path: String) -> String {
-    guard path == "~" || path.hasPrefix("~/") else { return path }
-    let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-    return home + path.dropFirst()
+/// A folder path as typed (at a prompt, quoted, or relative to where the command runs) made
+/// absolute: `~` and `~/…` expanded as the shell would ($HOME first). Remembered paths
+/// (the `Container` setting) are stored this way, so later commands may run anywhere.
+func absolutePath(_ typed: String) -> String {
+    var path = typed
+    if path == "~" || path.hasPrefix("~/") {
+        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        path = home + path.dropFirst()
+    }
+    return URL(fileURLWithPath: path).standardizedFileURL.path
 }
 
 /// Parses a document name typed by the user.

@@ -45,14 +45,14 @@ struct Init: AsyncParsableCommand {
             }
             let parsedName = try name.map { try SettingKey.deviceName.parse($0) }
 
-            var containerText = options.container ?? environment["MULTIDOC_CONTAINER"].flatMap { $0.isEmpty ? nil : $0 }
+            var containerText = options.container ?? environment[SettingKey.container.environmentName].flatMap { $0.isEmpty ? nil : $0 }
             if containerText == nil, interactive {
                 let current = existing?.settings.optionalText(.container)
                 containerText = ask("Shared container folder (none: documents stay on this device)", default: current ?? "none")
             }
             var container: URL?
             if let containerText, !containerText.isEmpty, containerText.lowercased() != "none" {
-                let url = URL(fileURLWithPath: expandingTilde(containerText)).standardizedFileURL
+                let url = URL(fileURLWithPath: absolutePath(containerText))
                 var isFolder: ObjCBool = false
                 if !FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) {
                     let make = createContainer || (interactive && confirm("\(url.path) does not exist. Create it?"))
@@ -73,11 +73,10 @@ struct Init: AsyncParsableCommand {
             }
 
             // Make the root (and its device identity), then remember what was given.
-            let first = try DeviceSetup(
-                rootPath: rootURL.path, containerPath: nil, flags: try options.settingFlags(),
-                environment: environment, createRoot: true)
+            let flags = try options.settingFlags()
+            let first = try DeviceSetup(rootPath: rootURL.path, containerPath: nil, flags: flags, environment: environment, createRoot: true)
             var remembered = try first.settingsFile.read()
-            for (key, value) in try options.settingFlags() { remembered[key] = value }
+            remembered.merge(flags) { _, given in given }
             if let parsedName { remembered[.deviceName] = parsedName }
             if let container {
                 remembered[.container] = .text(container.path)

@@ -145,7 +145,7 @@ struct SettingsCommand: AsyncParsableCommand {
                 var parsed = try key.parse(value)
                 // A container is remembered as an absolute path: later commands may run anywhere.
                 if key == .container, case .text(let path) = parsed, !path.isEmpty {
-                    parsed = .text(URL(fileURLWithPath: expandingTilde(path)).standardizedFileURL.path)
+                    parsed = .text(absolutePath(path))
                 }
                 guard let choice = MoveToLocalChoice(rawValue: cloudDocuments) else {
                     throw CLIError(message: "unknown choice '\(cloudDocuments)' for --cloud-documents; expected keep-using-cloud, remove-cloud or keep-cloud", code: 64)

@@ -74,9 +74,11 @@ func syncPass(_ library: DocumentLibrary, json: Bool, _ scope: CommandPass = .fu
     }
     // A container of a newer format, or one that does not exist and never did here: the
     // command stops (exit 8 or 7) rather than work locally as if the drive were away.
-    switch report.containerError {
-    case .containerFormat?, .containerMissing?: if let error = report.containerError { throw error }
-    default: break
+    if let error = report.containerError {
+        switch error {
+        case .containerFormat, .containerMissing: throw error
+        default: break
+        }
     }
     return report
 }

@@ -24,12 +24,7 @@ struct Daemon: Sendable {
 /// services. Nothing below reaches for a global.
 func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
     let logger = Logger(label: "multidocd")
-    let rootURL = options.rootPath.map { URL(fileURLWithPath: $0) } ?? DeviceSetup.defaultRoot(environment: options.environment)
-    let root = DeviceRoot(url: rootURL)
-    guard FileManager.default.fileExists(atPath: rootURL.path) else {
-        throw EngineError.rootMissing(rootURL.path, hint: options.rootPath == nil ? "multidoc init" : "multidoc init --root '\(rootURL.path)'")
-    }
-    try root.prepare(create: false)
+    let root = try DeviceSetup.root(options.rootPath, environment: options.environment, create: false)
     // The lock comes before anything writes to the root, so a second daemon changes nothing.
     let lock = try DaemonLock.acquire(for: root)
 

@@ -27,6 +27,20 @@ public struct DeviceSetup: Sendable {
         return URL(fileURLWithPath: home).appendingPathComponent(".local/share/multidoc", isDirectory: false)
     }
 
+    /// The device root at `rootPath` (nil: ``defaultRoot(environment:)``), ready for use. A
+    /// missing root is made only with `create` (`multidoc init`, the demo); otherwise it is
+    /// ``EngineError/rootMissing(_:hint:)`` naming the `multidoc init` to run. Every front end
+    /// comes through here, the daemon before it takes the root's lock.
+    public static func root(_ rootPath: String?, environment: [String: String], create: Bool) throws(EngineError) -> DeviceRoot {
+        let url = rootPath.map { URL(fileURLWithPath: $0) } ?? defaultRoot(environment: environment)
+        if !create, !FileManager.default.fileExists(atPath: url.path) {
+            throw .rootMissing(url.path, hint: rootPath == nil ? "multidoc init" : "multidoc init --root '\(url.path)'")
+        }
+        let root = DeviceRoot(url: url)
+        try root.prepare(create: create)
+        return root
+    }
+
     /// Resolves a device.
     /// - Parameters:
     ///   - rootPath: `--root`, or nil for ``defaultRoot(environment:)``.
@@ -40,12 +54,7 @@ public struct DeviceSetup: Sendable {
         rootPath: String?, containerPath: String?, flags: [SettingKey: SettingValue],
         environment: [String: String], createRoot: Bool, newUUID: () -> UUID = UUID.init
     ) throws {
-        let rootURL = rootPath.map { URL(fileURLWithPath: $0) } ?? Self.defaultRoot(environment: environment)
-        root = DeviceRoot(url: rootURL)
-        if !createRoot, !FileManager.default.fileExists(atPath: rootURL.path) {
-            throw EngineError.rootMissing(rootURL.path, hint: rootPath == nil ? "multidoc init" : "multidoc init --root '\(rootURL.path)'")
-        }
-        try root.prepare(create: createRoot)
+        root = try Self.root(rootPath, environment: environment, create: createRoot)
         settingsFile = SettingsFile(deviceRoot: root.url)
         let hostName = DeviceIdentity.hostName
         settings = try ResolvedSettings(flags: flags, environment: environment, file: try settingsFile.read(), hostName: hostName)

@@ -62,14 +62,12 @@ struct DocumentCatalog: Sendable {
         let ids = names.compactMap(DocumentID.init)
         // The `stat`s are the cost: made on every core (relative to the open folder), then
         // compared here.
-        let stamps = SideBySide.compute(ids.count) { index -> FileIdentity? in
-            let record = ids[index].description + "/document.json"
-            return folder.flatMap { FileIdentity(in: $0, record) }
-        }
+        let records = ids.map { $0.description + "/document.json" }
+        let stamps = SideBySide.compute(ids.count) { index in folder.flatMap { FileIdentity(in: $0, records[index]) } }
         let seen = Set(ids)
         parseAll()
         for (index, id) in ids.enumerated() {
-            refresh(id, root, recordPath: documents + "/" + id.description + "/document.json", stamp: stamps[index])
+            refresh(id, root, recordPath: documents + "/" + records[index], stamp: stamps[index])
         }
         for id in Array(entries.keys) + Array(unparsed.keys) where !seen.contains(id) {
             entries[id] = nil
