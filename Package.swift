@@ -8,6 +8,7 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
 let hdrHistogram: Target.Dependency = .product(name: "Histogram", package: "hdrhistogram-swift")
+let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swift-service-lifecycle")
 
 let package = Package(
     name: "multidoc",
@@ -31,7 +32,7 @@ let package = Package(
         .target(name: "FileIO", path: "Modules/FileIO"),
         .target(name: "Settings", dependencies: ["Model", "FileIO"], path: "Modules/Settings"),
         .target(name: "Storage", dependencies: ["Model", "FileIO", grdb], path: "Modules/Storage"),
-        .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO", logging], path: "Modules/Sync"),
+        .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO"], path: "Modules/Sync"),
         .target(
             name: "Engine",
             dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", logging, hdrHistogram, serviceLifecycle],
@@ -39,7 +40,11 @@ let package = Package(
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
-        .target(name: "AppSupport", dependencies: ["Model", logging], path: "Modules/AppSupport"),
+        .target(
+            name: "AppSupport",
+            dependencies: ["Model", "FileIO", "Settings", "Storage", "Engine", "Syncthing", argumentParser, logging],
+            path: "Modules/AppSupport"
+        ),
 
         // MARK: - Apps
 
@@ -50,12 +55,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "multidocd",
-            dependencies: ["AppSupport", "Engine", "Settings", "Syncthing", "Model", argumentParser, logging, serviceLifecycle],
+            dependencies: ["AppSupport", "Engine", "Sync", "Storage", "Settings", "Syncthing", "Model", "FileIO", argumentParser, logging, serviceLifecycle, unixSignals],
             path: "Apps/multidocd"
         ),
         .executableTarget(
             name: "multidoc-tui",
-            dependencies: ["AppSupport", "Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", "CNcurses", argumentParser, logging],
+            dependencies: ["AppSupport", "Engine", "Storage", "Settings", "Model", "CNcurses", argumentParser, logging],
             path: "Apps/multidoc-tui"
         ),
 
@@ -74,18 +79,26 @@ let package = Package(
         // MARK: - Tests
 
         .target(name: "TestSupport", dependencies: ["Model", "Storage"], path: "Tests/TestSupport"),
-        .testTarget(name: "AppSupportTests", dependencies: ["AppSupport", "Model"], path: "Tests/AppSupportTests"),
+        .testTarget(
+            name: "AppSupportTests",
+            dependencies: ["AppSupport", "Engine", "FileIO", "Settings", "Storage", "Model", "TestSupport", argumentParser, logging],
+            path: "Tests/AppSupportTests"
+        ),
         .testTarget(name: "ModelTests", dependencies: ["Model"], path: "Tests/ModelTests"),
         .testTarget(name: "FileIOTests", dependencies: ["FileIO", "TestSupport"], path: "Tests/FileIOTests"),
-        .testTarget(name: "SettingsTests", dependencies: ["Settings", "Model"], path: "Tests/SettingsTests"),
+        .testTarget(name: "SettingsTests", dependencies: ["Settings"], path: "Tests/SettingsTests"),
         .testTarget(
             name: "StorageTests",
             dependencies: ["Storage", "Model", "FileIO", "TestSupport", grdb],
             path: "Tests/StorageTests",
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "Storage", "Model", "TestSupport"], path: "Tests/SyncTests"),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "TestSupport"], path: "Tests/EngineTests"),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "Storage", "Model", "FileIO", "TestSupport"], path: "Tests/SyncTests"),
+        .testTarget(
+            name: "EngineTests",
+            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "FileIO", "TestSupport", logging],
+            path: "Tests/EngineTests"
+        ),
         .testTarget(name: "MultidocCLITests", dependencies: ["TestSupport"], path: "Tests/MultidocCLITests"),
         .testTarget(
             name: "TUITests",
@@ -94,12 +107,12 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["TestSupport", "Engine", "Sync", "Storage", "Settings", "Model"],
+            dependencies: ["TestSupport", "Engine", "Sync", "Storage", "Settings", "Model", logging],
             path: "Tests/DaemonTests"
         ),
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "TestSupport"],
+            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "TestSupport", logging],
             path: "Tests/ReliabilityTests"
         ),
         .testTarget(

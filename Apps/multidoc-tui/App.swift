@@ -1,3 +1,4 @@
+import AppSupport
 import Engine
 import Foundation
 import Model
@@ -139,7 +140,7 @@ final class TUIApp {
         needsDraw = true
     }
 
-    func fail(_ error: any Error) { fail(describe(error)) }
+    func fail(_ error: any Error) { fail(AppError(error).message) }
 
     // MARK: Engine
 
@@ -250,7 +251,7 @@ final class TUIApp {
             await refreshList()
             if detailState != nil, detailState?.editor == nil { await reloadDetail() }
             if let problem = report.problems.first {
-                fail(problem)
+                fail(problem.description)
             } else {
                 show("synced: \(report.importedLogs) logs imported, \(report.exportedLogs) exported" + (report.discovered.isEmpty ? "" : ", found \(report.discovered.joined(separator: ", "))"))
             }
@@ -314,9 +315,4 @@ final class TUIApp {
             terminal.draw(message.text, line: line, column: 0, style: message.isError ? [.error] : [.good])
         }
     }
-}
-
-/// One line a user can act on, for any error the engine or settings throw.
-func describe(_ error: any Error) -> String {
-    String(describing: error)
 }

@@ -3,8 +3,6 @@ import Engine
 import Foundation
 import Logging
 import Settings
-import Storage
-import Syncthing
 
 /// Everything the TUI runs on, built once by ``bootstrap(_:environment:)``.
 struct Device: Sendable {
@@ -20,17 +18,13 @@ struct Device: Sendable {
 /// library over the real stores. Nothing is written to the terminal from here on.
 /// - Throws: ``EngineError`` or ``SettingsError`` naming the problem.
 func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> Device {
-    let flags = try options.settingFlags()
-    let setup = try DeviceSetup(
-        rootPath: options.root, containerPath: options.container, flags: flags,
-        environment: environment, createRoot: false)
+    let flags = try options.device.settingFlags()
+    let setup = try options.device.setup(environment: environment)
     let logURL = setup.root.url.appendingPathComponent("multidoc-tui.log", isDirectory: false)
     let file = LogFile(url: logURL)
     var logger = Logger(label: "multidoc-tui") { label in FileLogHandler(label: label, file: file) }
     logger.logLevel = .info
-    let stores = StoreProvider.standard(options: setup.storeOptions)
-    let nudge = SyncthingNudge.fromSettings(setup.settings, container: setup.container, logger: logger)
-    let library = setup.makeLibrary(stores: stores, logger: logger, containerObserver: nudge)
+    let library = setup.openLibrary(logger: logger)
     return Device(setup: setup, library: library, flags: flags, environment: environment, logURL: logURL)
 }
 

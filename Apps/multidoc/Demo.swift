@@ -1,3 +1,4 @@
+import AppSupport
 import ArgumentParser
 import Engine
 import Foundation
@@ -139,7 +140,7 @@ struct Demo: AsyncParsableCommand {
             environment: [:], createRoot: true)
         var logger = Logger(label: "multidoc.demo.\(name)")
         logger.logLevel = .error
-        return (setup, setup.makeLibrary(stores: makeStores(setup), logger: logger))
+        return (setup, setup.openLibrary(logger: logger))
     }
 }
 

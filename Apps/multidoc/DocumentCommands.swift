@@ -5,6 +5,7 @@ import FileIO
 import Foundation
 import Model
 import Storage
+import Sync
 
 /// A document row as `--json` prints it (documented field names).
 struct DocumentRow: Encodable {
@@ -73,19 +74,18 @@ func printTable(_ rows: [[String]]) {
 }
 
 /// What to do about a container this device refused after its identity changed.
-func adoptHint(_ problem: String) -> String {
-    problem.hasSuffix("staying local")
-        ? " (saves wait here; run `multidoc container adopt` to sync with this container, or point --container at the one you meant)"
-        : ""
+func adoptHint(_ problem: SyncProblem) -> String {
+    guard case .containerChanged = problem else { return "" }
+    return " (saves wait here; run `multidoc container adopt` to sync with this container, or point --container at the one you meant)"
 }
 
 /// Holds a pass's warnings until the command ends (``PassWarnings``), which drops the one that
 /// repeats the command's error.
 func reportSync(_ report: SyncReport, json: Bool) {
     guard !json else { return }
-    for note in report.quarantined { PassWarnings.pending.add(note) }
+    for file in report.quarantined { PassWarnings.pending.add(file.description) }
     for problem in report.problems {
-        PassWarnings.pending.add(problem + adoptHint(problem))
+        PassWarnings.pending.add(problem.description + adoptHint(problem))
     }
 }
 
@@ -96,11 +96,12 @@ struct New: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-            let summary = try await library.create(name: try name.map(documentName))
-            reportSync(try await syncPass(library, json: options.json, .document(summary.id)), json: options.json)
-            await library.closeAll()
+            let summary = try await options.withLibrary { library in
+                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
+                let summary = try await library.create(name: try name.map(documentName))
+                reportSync(try await syncPass(library, json: options.json, .document(summary.id)), json: options.json)
+                return summary
+            }
             if options.json { try printJSON(DocumentRow(summary)) } else { print("\(summary.name)\t\(summary.id)") }
         }
     }
@@ -112,10 +113,10 @@ struct List: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json, .listing), json: options.json)
-            let documents = await library.list()
-            await library.closeAll()
+            let documents = try await options.withLibrary { library in
+                reportSync(try await syncPass(library, json: options.json, .listing), json: options.json)
+                return await library.list()
+            }
             if options.json {
                 printJSONRows(documents.map(DocumentRow.init))
                 return
@@ -153,13 +154,12 @@ struct Show: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-            let record = try await library.resolve(document)
-            reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
-            let detail = try await library.detail(record.id, segue: true)
-            let recovery = await library.recoveryReports[record.id]
-            await library.closeAll()
+            let (record, detail, recovery) = try await options.withLibrary { library in
+                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
+                let record = try await library.resolve(document)
+                reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
+                return (record, try await library.detail(record.id, segue: true), await library.recoveryReports[record.id])
+            }
             let output = Output(
                 name: detail.summary.name, uuid: record.id.description, state: detail.summary.state.statusString,
                 modified: detail.modified, text: detail.text, origin: detail.summary.origin.rawValue,
@@ -189,20 +189,20 @@ struct Edit: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-            let record = try await library.resolve(document)
-            if let text {
-                try await library.setText(record.id, text)
-            } else if let append {
-                try await library.appendText(record.id, append)
-            } else {
-                let current = try await library.detail(record.id).text
-                try await library.setText(record.id, try editInEditor(current))
+            let detail = try await options.withLibrary { library in
+                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
+                let record = try await library.resolve(document)
+                if let text {
+                    try await library.setText(record.id, text)
+                } else if let append {
+                    try await library.appendText(record.id, append)
+                } else {
+                    let current = try await library.detail(record.id).text
+                    try await library.setText(record.id, try editInEditor(current))
+                }
+                reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
+                return try await library.detail(record.id)
             }
-            reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
-            let detail = try await library.detail(record.id)
-            await library.closeAll()
             if options.json { try printJSON(DocumentRow(detail.summary)) } else { print("saved \(detail.summary.name)") }
         }
     }
@@ -220,7 +220,7 @@ struct Edit: AsyncParsableCommand {
         process.arguments = ["-c", "\(editor) \"$1\"", "sh", file.path]
         try process.run()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CLIError(message: "the editor (\(editor)) exited with \(process.terminationStatus); nothing saved") }
+        guard process.terminationStatus == 0 else { throw AppError(.failure, "the editor (\(editor)) exited with \(process.terminationStatus); nothing saved") }
         return String(decoding: try Data(contentsOf: file), as: UTF8.self)
     }
 }
@@ -232,11 +232,12 @@ struct Remove: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-            let record = try await library.resolve(document)
-            try await library.delete(record.id)
-            await library.closeAll()
+            let record = try await options.withLibrary { library in
+                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
+                let record = try await library.resolve(document)
+                try await library.delete(record.id)
+                return record
+            }
             if options.json { try printJSON(["deleted": record.id.description]) } else { print("deleted \(record.name)") }
         }
     }
@@ -250,13 +251,14 @@ struct Rename: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (_, library) = try options.bootstrap()
             let name = try documentName(newName)
-            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-            let record = try await library.resolve(document)
-            try await library.rename(record.id, to: name)
-            reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
-            await library.closeAll()
+            let record = try await options.withLibrary { library in
+                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
+                let record = try await library.resolve(document)
+                try await library.rename(record.id, to: name)
+                reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
+                return record
+            }
             if options.json { try printJSON(["renamed": record.id.description, "name": name.rawValue]) } else { print("renamed \(record.name) to \(name)") }
         }
     }
@@ -272,16 +274,17 @@ struct Convert: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            guard let target = target ?? options.store else {
-                throw CLIError(message: "say which backend to convert to: --store sqlite|json", code: 64)
+            guard let target = target ?? options.device.store else {
+                throw AppError(.usage, "say which backend to convert to: --store sqlite|json")
             }
             guard let kind = StoreKind(rawValue: target.lowercased()) else {
-                throw CLIError(message: "unknown store '\(target)'; expected sqlite or json", code: 64)
+                throw AppError(.usage, "unknown store '\(target)'; expected sqlite or json")
             }
-            let (_, library) = try options.bootstrap()
-            let record = try await library.resolve(document)
-            try await library.convert(record.id, to: kind)
-            await library.closeAll()
+            let record = try await options.withLibrary { library in
+                let record = try await library.resolve(document)
+                try await library.convert(record.id, to: kind)
+                return record
+            }
             if options.json { try printJSON(["converted": record.id.description, "store": kind.rawValue]) } else { print("converted \(record.name) to \(kind)") }
         }
     }
@@ -294,11 +297,12 @@ struct MoveToCloud: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (_, library) = try options.bootstrap()
-            let record = try await library.resolve(document)
-            let moved = try await library.moveToCloud(record.id)
-            reportSync(try await syncPass(library, json: options.json, .document(moved)), json: options.json)
-            await library.closeAll()
+            let (record, moved) = try await options.withLibrary { library in
+                let record = try await library.resolve(document)
+                let moved = try await library.moveToCloud(record.id)
+                reportSync(try await syncPass(library, json: options.json, .document(moved)), json: options.json)
+                return (record, moved)
+            }
             if options.json {
                 try printJSON(["moved": record.id.description, "uuid": moved.description, "location": "cloud"])
             } else {
@@ -323,11 +327,11 @@ struct MoveToLocal: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (_, library) = try options.bootstrap()
-            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-            let record = try await library.resolve(document)
-            let local = try await library.moveToLocal(record.id, choice: keepCloud ? .keepCloud : .removeCloud)
-            await library.closeAll()
+            let (record, local) = try await options.withLibrary { library in
+                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
+                let record = try await library.resolve(document)
+                return (record, try await library.moveToLocal(record.id, choice: keepCloud ? .keepCloud : .removeCloud))
+            }
             if options.json {
                 try printJSON(["moved": record.id.description, "uuid": local.description, "location": "local"])
             } else {

@@ -1,3 +1,4 @@
+import AppSupport
 import ArgumentParser
 import Engine
 import Foundation
@@ -29,75 +30,36 @@ struct Init: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let environment = ProcessInfo.processInfo.environment
-            let rootURL = options.root.map { URL(fileURLWithPath: $0) } ?? DeviceSetup.defaultRoot(environment: environment)
-            let created = !FileManager.default.fileExists(atPath: rootURL.path)
+            let device = try DeviceInit(rootPath: options.root, environment: ProcessInfo.processInfo.environment)
             let interactive = !noInput && !options.json && isatty(STDIN_FILENO) == 1
-            // What is already remembered, if the root exists (nothing is made before every
-            // answer is in and the container checked: a refused init leaves no root behind).
-            let existing = created
-                ? nil
-                : try DeviceSetup(rootPath: rootURL.path, containerPath: nil, flags: [:], environment: environment, createRoot: false)
 
-            var name = options.deviceName
-            if name == nil, interactive {
-                name = ask("Device name", default: existing?.settings.deviceName ?? DeviceIdentity.hostName)
-            }
-            let parsedName = try name.map { try SettingKey.deviceName.parse($0) }
+            var name = options.device.deviceName
+            if name == nil, interactive { name = ask("Device name", default: device.suggestedName) }
+            // Validated before anything is made.
+            _ = try name.map { try SettingKey.deviceName.parse($0) }
 
-            var containerText = options.container ?? environment[SettingKey.container.environmentName].flatMap { $0.isEmpty ? nil : $0 }
-            if containerText == nil, interactive {
-                let current = existing?.settings.optionalText(.container)
-                containerText = ask("Shared container folder (none: documents stay on this device)", default: current ?? "none")
+            var typed = options.container ?? device.environmentContainer
+            if typed == nil, interactive {
+                typed = ask("Shared container folder (none: documents stay on this device)", default: device.suggestedContainer)
             }
-            var container: URL?
-            if let containerText, !containerText.isEmpty, containerText.lowercased() != "none" {
-                let url = URL(fileURLWithPath: absolutePath(containerText))
-                var isFolder: ObjCBool = false
-                if !FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) {
-                    let make = createContainer || (interactive && confirm("\(url.path) does not exist. Create it?"))
-                    guard make else {
-                        throw CLIError(
-                            message: "container folder \(url.path) does not exist; create it with --create-container (or mkdir -p '\(url.path)'), or check the path",
-                            code: EngineError.containerMissing(url.path).exitCode)
-                    }
-                    do {
-                        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-                    } catch {
-                        throw CLIError(message: "cannot create container folder \(url.path): \(error.localizedDescription)", code: 10)
-                    }
-                } else if !isFolder.boolValue {
-                    throw CLIError(message: "\(url.path) is a file, not a folder; give a folder as the container", code: 7)
-                }
-                container = url
+            var container = try typed.map { try device.container($0) }
+            if case .missing(let url) = container,
+               createContainer || (interactive && confirm("\(url.path) does not exist. Create it?")) {
+                try DeviceInit.create(url)
+                container = .folder(url)
             }
 
-            // Make the root (and its device identity), then remember what was given.
-            let flags = try options.settingFlags()
-            let first = try DeviceSetup(rootPath: rootURL.path, containerPath: nil, flags: flags, environment: environment, createRoot: true)
-            var remembered = try first.settingsFile.read()
-            remembered.merge(flags) { _, given in given }
-            if let parsedName { remembered[.deviceName] = parsedName }
-            if let container {
-                remembered[.container] = .text(container.path)
-            } else if containerText != nil {
-                remembered[.container] = .text("")
-            }
-            try first.settingsFile.write(remembered)
-
-            // What the device is now, as every later command will see it.
-            let setup = try DeviceSetup(
-                rootPath: rootURL.path, containerPath: nil, flags: [:], environment: environment, createRoot: false)
+            let setup = try device.apply(deviceName: name, container: container, flags: try options.device.settingFlags())
             let output = Output(
-                root: rootURL.path, created: created, device: setup.settings.deviceName, deviceID: setup.identity.id.description,
-                container: setup.container?.path ?? container?.path)
+                root: device.root.path, created: device.isNew, device: setup.settings.deviceName,
+                deviceID: setup.identity.id.description, container: setup.container?.path)
             if options.json {
                 try printJSON(output)
                 return
             }
-            print("\(created ? "Set up" : "Updated") device \(output.device) (\(output.deviceID.prefix(8))) in \(output.root)")
+            print("\(device.isNew ? "Set up" : "Updated") device \(output.device) (\(output.deviceID.prefix(8))) in \(output.root)")
             print("  container: \(output.container ?? "none (documents stay on this device)")")
-            let rootFlag = options.root == nil ? "" : " --root '\(rootURL.path)'"
+            let rootFlag = options.root == nil ? "" : " --root '\(device.root.path)'"
             print("Next: multidoc new MyDocument\(rootFlag)   (then: multidoc list\(rootFlag))")
         }
     }

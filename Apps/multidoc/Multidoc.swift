@@ -18,10 +18,7 @@ struct Multidoc: AsyncParsableCommand {
         container folder and import each other's. Every command that reads state first imports \
         what is waiting in the container; every command that changes state exports before it returns.
 
-        Exit codes: 0 ok, 1 other failure, 3 unknown document, 4 ambiguous name, 5 invalid name, \
-        6 unusable device root, 7 container unavailable, 8 container of an unknown format, \
-        9 store failed, 10 write failed, 11 wrong location for a move, 12 busy, 13 bad setting, \
-        14 save refused, 64 bad usage.
+        \(ExitStatus.help(ExitStatus.allCases.filter { $0 != .alreadyRunning }))
         """,
         version: MultidocVersion.line("multidoc"),
         subcommands: [

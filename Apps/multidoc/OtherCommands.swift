@@ -1,3 +1,4 @@
+import AppSupport
 import ArgumentParser
 import Engine
 import FileIO
@@ -25,21 +26,22 @@ struct SyncCommand: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (setup, library) = try options.bootstrap()
-            if watch {
-                let events = await library.events()
-                let printer = Task {
-                    for await event in events { print(describe(event)); fflush(nil) }
+            let watched: SyncReport? = try await library.closing { library in
+                guard !watch else {
+                    let events = await library.events()
+                    let printer = Task {
+                        for await event in events { print(describe(event)); fflush(nil) }
+                    }
+                    defer { printer.cancel() }
+                    try await LiveSync(library: library).run()
+                    return nil
                 }
-                _ = setup
-                try await LiveSync(library: library).run()
-                printer.cancel()
-                return
+                return try await syncPass(library, json: options.json)
             }
-            let report = try await syncPass(library, json: options.json)
-            await library.closeAll()
+            guard let report = watched else { return }
             let output = Output(cloudAvailable: report.cloudAvailable, discovered: report.discovered, removed: report.removed,
                                 importedLogs: report.importedLogs, exportedLogs: report.exportedLogs,
-                                quarantined: report.quarantined, problems: report.problems)
+                                quarantined: report.quarantined.map(\.description), problems: report.problems.map(\.description))
             guard setup.container != nil else {
                 throw EngineError.containerUnavailable(
                     "no container is configured: nothing to sync (--container DIR, MULTIDOC_CONTAINER, or: multidoc settings set Container DIR)")
@@ -48,8 +50,8 @@ struct SyncCommand: AsyncParsableCommand {
             // (7, or 8 for a newer format); --json still prints what the pass saw.
             if let error = report.containerError {
                 if options.json { try printJSON(output) }
-                let (message, code) = multidoc.describe(error)
-                throw CLIError(message: message + adoptHint(message), code: code)
+                let hint = report.problems.map(adoptHint).first { !$0.isEmpty } ?? ""
+                throw AppError(AppError(error).status, error.description + hint, cause: error)
             }
             if options.json {
                 try printJSON(output)
@@ -101,7 +103,7 @@ struct SettingsCommand: AsyncParsableCommand {
             try await runCommand {
                 let (setup, _) = try options.bootstrap()
                 let rows = setup.settings.all.map {
-                    Row(key: $0.key.rawValue, value: $0.key.isSecret && $0.value != .text("") ? "(set)" : $0.value.description, source: $0.source.rawValue,
+                    Row(key: $0.key.rawValue, value: $0.shown, source: $0.source.rawValue,
                         environment: $0.key.environmentName, summary: $0.key.summary)
                 }
                 if options.json { try printJSON(rows); return }
@@ -148,7 +150,7 @@ struct SettingsCommand: AsyncParsableCommand {
                     parsed = .text(absolutePath(path))
                 }
                 guard let choice = MoveToLocalChoice(rawValue: cloudDocuments) else {
-                    throw CLIError(message: "unknown choice '\(cloudDocuments)' for --cloud-documents; expected keep-using-cloud, remove-cloud or keep-cloud", code: 64)
+                    throw AppError(.usage, "unknown choice '\(cloudDocuments)' for --cloud-documents; expected keep-using-cloud, remove-cloud or keep-cloud")
                 }
                 let (setup, _) = try options.bootstrap()
                 try setup.settingsFile.set(key, to: parsed)
@@ -156,10 +158,12 @@ struct SettingsCommand: AsyncParsableCommand {
                 if key == .useCloud {
                     // Re-read so the new value is in force, then bring the documents in line.
                     let (_, library) = try options.bootstrap()
-                    await library.sync()
-                    moved = await library.applyUseCloud { _ in choice }
-                    await library.sync()
-                    await library.closeAll()
+                    moved = try await library.closing { library in
+                        await library.sync()
+                        let moved = await library.applyUseCloud { _ in choice }
+                        await library.sync()
+                        return moved
+                    }
                 }
                 if options.json {
                     try printJSON(["key": key.rawValue, "value": parsed.description, "moved": moved.map { "\($0.name): \($0.movedTo?.rawValue ?? $0.problem ?? "")" }.joined(separator: "; ")])
@@ -196,7 +200,7 @@ struct Latencies: AsyncParsableCommand {
                 do {
                     try AtomicFile.write(Data(LatencyReport.svg(samples).utf8), to: url)
                 } catch {
-                    throw CLIError(message: "cannot write plot: \(error)", code: 10)
+                    throw AppError(.writeFailed, "cannot write plot: \(error)")
                 }
             }
             let oneWay = LatencyStatistics(milliseconds: samples.map(\.oneWayMs))
@@ -227,19 +231,18 @@ struct Inspect: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (setup, library) = try options.bootstrap()
-            await library.sync()
-            let record = try await library.resolve(document)
-            await library.inspect(record.id, rounds: pingRounds)
-            if startPing { try await library.startPing() }
-            let rounds = pingRounds
-            _ = setup
-            try await LiveSync(library: library) { _ in
-                guard rounds != nil else { return .goOn }
-                return await library.pingFinished ? .stop : .goOn
-            }.run()
-            await library.closeAll()
-            let counts = await library.pingCounts
+            let counts = try await options.withLibrary { library in
+                await library.sync()
+                let record = try await library.resolve(document)
+                await library.inspect(record.id, rounds: pingRounds)
+                if startPing { try await library.startPing() }
+                let rounds = pingRounds
+                try await LiveSync(library: library) { _ in
+                    guard rounds != nil else { return .goOn }
+                    return await library.pingFinished ? .stop : .goOn
+                }.run()
+                return await library.pingCounts
+            }
             print("pings sent: \(counts.sent), answered: \(counts.answered)")
         }
     }
@@ -381,7 +384,7 @@ struct ContainerCommand: AsyncParsableCommand {
                 let (_, library) = try options.bootstrap()
                 let url = URL(fileURLWithPath: destination)
                 if FileManager.default.fileExists(atPath: url.path) {
-                    throw CLIError(message: "\(url.path) already exists; choose a new folder", code: 10)
+                    throw AppError(.writeFailed, "\(url.path) already exists; choose a new folder")
                 }
                 let skipped = try await library.copyContainer(to: url)
                 print("copied the container to \(url.path)")
@@ -428,7 +431,7 @@ struct ContainerCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runCommand {
-                guard yes else { throw CLIError(message: "resetting removes every document from the container; add --yes to do it", code: 64) }
+                guard yes else { throw AppError(.usage, "resetting removes every document from the container; add --yes to do it") }
                 let (setup, _) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
                 let identity: ContainerIdentity
@@ -440,8 +443,7 @@ struct ContainerCommand: AsyncParsableCommand {
                 // This device adopts it as every other device will: its cloud documents were in
                 // the old container, so they become local documents (nothing is lost).
                 let (_, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })
-                let report = await library.sync()
-                await library.closeAll()
+                let report = try await library.closing { await $0.sync() }
                 print("container reset; new identity \(identity.containerID.uuidString.lowercased())")
                 for problem in report.problems { print("  \(problem)") }
             }
@@ -462,10 +464,9 @@ struct ContainerCommand: AsyncParsableCommand {
             try await runCommand {
                 let (setup, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })
                 _ = try ContainerCommand.container(setup)
-                let report = try await syncPass(library, json: options.json)
-                await library.closeAll()
+                let report = try await library.closing { try await syncPass($0, json: options.json) }
                 if options.json {
-                    try printJSON(["cloudAvailable": "\(report.cloudAvailable)", "problems": report.problems.joined(separator: "\n")])
+                    try printJSON(["cloudAvailable": "\(report.cloudAvailable)", "problems": report.problems.map(\.description).joined(separator: "\n")])
                     return
                 }
                 print("syncing with the container at \(setup.container?.path ?? "?")")

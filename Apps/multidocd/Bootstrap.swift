@@ -1,3 +1,4 @@
+import AppSupport
 import Engine
 import Foundation
 import Logging
@@ -32,12 +33,10 @@ func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
         rootPath: root.url.path, containerPath: options.containerPath, flags: options.settingFlags,
         environment: options.environment, createRoot: false)
     guard let container = setup.container else {
-        throw DaemonError.usage(
-            "no container: pass --container DIR, set MULTIDOC_CONTAINER, or remember one with: multidoc settings set Container DIR")
+        throw AppError(
+            .usage, "no container: pass --container DIR, set MULTIDOC_CONTAINER, or remember one with: multidoc settings set Container DIR")
     }
-    let stores = StoreProvider.standard(options: setup.storeOptions)
-    let nudge = SyncthingNudge.fromSettings(setup.settings, container: container, logger: logger)
-    let library = setup.makeLibrary(stores: stores, logger: Logger(label: "multidoc.engine"), containerObserver: nudge) { message in
+    let library = setup.openLibrary(logger: Logger(label: "multidoc.engine")) { message in
         // Nobody is there to ask: keep every document and stop syncing with the new container.
         Logger(label: "multidocd").warning("container changed; staying local", metadata: ["detail": "\(message)"])
         return .stayLocal
@@ -46,8 +45,8 @@ func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
     logger.notice("starting", metadata: [
         "pid": "\(ProcessInfo.processInfo.processIdentifier)", "root": "\(root.url.path)", "container": "\(container.path)",
         "device": "\(setup.identity.name)", "deviceID": "\(setup.identity.id)",
-        "settings": "\(setup.settings.all.map { "\($0.key.rawValue)=\($0.key.isSecret && $0.value != .text("") ? "(set)" : "\($0.value)")" }.joined(separator: " "))",
-        "nudge": "\(nudge.map { "\($0.configuration.address) folder \($0.configuration.folderID)" } ?? "off")",
+        "settings": "\(setup.settings.logLine())",
+        "nudge": "\(((try? SyncthingNudge.Configuration.resolve(setup.settings, container: container)) ?? nil).map { "\($0.address) folder \($0.folderID)" } ?? "off")",
     ])
 
     let sync = SyncService(

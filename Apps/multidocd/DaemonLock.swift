@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import AppSupport
 import Engine
 import FileIO
 import Foundation
@@ -11,7 +12,7 @@ struct DaemonLock: Sendable {
     let lock: FileLock
 
     /// Takes the root's lock and writes this process's pid into it.
-    /// - Throws: ``DaemonError/alreadyRunning(root:pid:)`` naming the holder's pid, or
+    /// - Throws: `AppError` with status `.alreadyRunning` naming the holder's pid, or
     ///   `FileIOError` if the lock file cannot be opened.
     static func acquire(for root: DeviceRoot) throws -> DaemonLock {
         let lock = try FileLock(url: root.daemonLockURL)
@@ -24,7 +25,7 @@ struct DaemonLock: Sendable {
                 if !pid.isEmpty { break }
                 usleep(10_000)
             }
-            throw DaemonError.alreadyRunning(root: root.url.path, pid: pid.isEmpty ? "unknown" : pid)
+            throw AppError(.alreadyRunning, "multidocd is already running for \(root.url.path) (pid \(pid.isEmpty ? "unknown" : pid))")
         }
         lock.writeContents("\(getpid())\n")
         return DaemonLock(lock: lock)

@@ -1,3 +1,4 @@
+import AppSupport
 import Engine
 import Foundation
 import Logging
@@ -25,38 +26,27 @@ struct DaemonOptions: Sendable {
     var documentsSettle: Duration = .milliseconds(150)
 
     /// Checks the command line.
-    /// - Throws: ``DaemonError`` (bad usage) or ``SettingsError`` (bad setting value).
+    /// - Throws: `AppError` (bad usage) or ``SettingsError`` (bad setting value).
     init(parsing command: Multidocd, environment: [String: String]) throws {
         self.environment = environment
-        rootPath = command.root
-        containerPath = command.container.flatMap { $0.isEmpty ? nil : $0 }
+        rootPath = command.device.root
+        containerPath = command.device.container.flatMap { $0.isEmpty ? nil : $0 }
         // The log: `--log-file -` is stderr; by default stderr unless it is a terminal, where
         // the daemon's lines would draw over whatever runs there next (`multidocd &` and then
         // `multidoc-tui`): then `<root>/multidocd.log`.
-        let root = command.root.map { URL(fileURLWithPath: $0) } ?? DeviceSetup.defaultRoot(environment: environment)
+        let root = command.device.root.map { URL(fileURLWithPath: $0) } ?? DeviceSetup.defaultRoot(environment: environment)
         switch command.logFile {
         case "-"?: logFile = nil
         case let path?: logFile = URL(fileURLWithPath: path)
         case nil: logFile = isatty(STDERR_FILENO) == 1 ? root.appendingPathComponent("multidocd.log", isDirectory: false) : nil
         }
 
-        var flags: [SettingKey: SettingValue] = [:]
-        let given: [(SettingKey, String?)] = [
-            (.store, command.store), (.journal, command.journal), (.deviceName, command.deviceName), (.fastSave, command.fastSave),
-            (.enablePing, command.enablePing), (.copyContainerOnSegue, command.copyContainerOnSegue),
-            (.attemptErrorRecovery, command.attemptErrorRecovery), (.useCloud, command.useCloud),
-            (.syncthingAddress, command.syncthingAddress), (.syncthingKey, command.syncthingKey),
-            (.syncthingFolder, command.syncthingFolder), (.syncthingConfig, command.syncthingConfig),
-        ]
-        for (key, value) in given {
-            if let value { flags[key] = try key.parse(value) }
-        }
-        settingFlags = flags
+        settingFlags = try command.device.settingFlags()
 
         if let raw = command.logLevel {
             let levels = ["trace", "debug", "info", "notice", "warning", "error"]
             guard levels.contains(raw.lowercased()), let level = Logger.Level(rawValue: raw.lowercased()) else {
-                throw DaemonError.usage("bad value '\(raw)' for --log-level; expected \(levels.joined(separator: ", "))")
+                throw AppError(.usage, "bad value '\(raw)' for --log-level; expected \(levels.joined(separator: ", "))")
             }
             logLevel = level
         } else {
@@ -65,13 +55,13 @@ struct DaemonOptions: Sendable {
 
         if let raw = command.pingRounds {
             guard let rounds = Int(raw), rounds >= 1 else {
-                throw DaemonError.usage("bad value '\(raw)' for --ping-rounds; expected a whole number of at least 1")
+                throw AppError(.usage, "bad value '\(raw)' for --ping-rounds; expected a whole number of at least 1")
             }
             pingRounds = rounds
         }
         if let raw = command.rescanInterval {
             guard let seconds = Double(raw), seconds.isFinite, seconds >= 0.05, seconds <= 86_400 else {
-                throw DaemonError.usage("bad value '\(raw)' for --rescan-interval; expected seconds between 0.05 and 86400")
+                throw AppError(.usage, "bad value '\(raw)' for --rescan-interval; expected seconds between 0.05 and 86400")
             }
             rescanInterval = .milliseconds(Int64((seconds * 1000).rounded()))
         } else {
@@ -80,7 +70,7 @@ struct DaemonOptions: Sendable {
 
         if let raw = command.autosaveInterval {
             guard let seconds = Double(raw), seconds.isFinite, seconds >= 0.05, seconds <= 86_400 else {
-                throw DaemonError.usage("bad value '\(raw)' for --autosave-interval; expected seconds between 0.05 and 86400")
+                throw AppError(.usage, "bad value '\(raw)' for --autosave-interval; expected seconds between 0.05 and 86400")
             }
             autosaveInterval = .milliseconds(Int64((seconds * 1000).rounded()))
         }
@@ -88,9 +78,9 @@ struct DaemonOptions: Sendable {
         inspect = command.inspect
         startPing = command.startPing
         exitWhenPingsDone = command.exitWhenPingsDone
-        if inspect == nil, startPing { throw DaemonError.usage("--start-ping needs --inspect DOC") }
+        if inspect == nil, startPing { throw AppError(.usage, "--start-ping needs --inspect DOC") }
         if exitWhenPingsDone, inspect == nil || pingRounds == nil {
-            throw DaemonError.usage("--exit-when-pings-done needs --inspect DOC and --ping-rounds N")
+            throw AppError(.usage, "--exit-when-pings-done needs --inspect DOC and --ping-rounds N")
         }
     }
 }

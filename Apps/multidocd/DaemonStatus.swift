@@ -31,7 +31,7 @@ extension DaemonStatus {
         containerAvailable = report.cloudAvailable
         if report.importedLogs > 0 { lastImportAt = now }
         if let problem = report.problems.last {
-            lastError = problem
+            lastError = problem.description
             lastErrorAt = now
         }
     }

@@ -26,54 +26,18 @@ struct Multidocd: AsyncParsableCommand {
         Settings (--store ... --use-cloud) override the environment (MULTIDOC_*) and the settings \
         file for this run; see `multidoc settings`.
 
-        Exit codes: 0 stopped cleanly, 1 other failure, 2 already running for this root, \
-        3 unknown document (--inspect), 4 ambiguous name, 6 unusable device root, 7 container \
-        unavailable, 9 store failed, 10 write failed, 12 busy, 13 bad setting, 64 bad usage.
+        \(ExitStatus.help(Multidocd.exitStatuses))
         """,
         version: MultidocVersion.line("multidocd")
     )
 
-    @Option(name: .long, help: ArgumentHelp("The device's root folder, created if missing (env MULTIDOC_ROOT; default ~/.local/share/multidoc).", valueName: "dir"))
-    var root: String?
+    /// The exit codes the daemon can end with (its help lists them).
+    static let exitStatuses: [ExitStatus] = [
+        .ok, .failure, .alreadyRunning, .unknownDocument, .ambiguousName, .rootUnusable, .containerUnavailable,
+        .containerFormat, .storeFailed, .writeFailed, .busy, .badSetting, .usage,
+    ]
 
-    @Option(name: .long, help: ArgumentHelp("The shared container folder (env MULTIDOC_CONTAINER). Required.", valueName: "dir"))
-    var container: String?
-
-    @Option(name: .long, help: ArgumentHelp("Storage backend for new and discovered documents.", valueName: "sqlite|json"))
-    var store: String?
-
-    @Option(name: .long, help: ArgumentHelp("SQLite journal mode.", valueName: "wal|rollback"))
-    var journal: String?
-
-    @Option(name: .customLong("device-name"), help: ArgumentHelp("The name this device shows to peers.", valueName: "name"))
-    var deviceName: String?
-
-    @Option(name: .customLong("fast-save"), help: ArgumentHelp("Ship each save before it returns; off: ship every 2 s.", valueName: "on|off"))
-    var fastSave: String?
-
-    @Option(name: .customLong("enable-ping"), help: ArgumentHelp("Answer peers' changes to the inspected document with a ping.", valueName: "on|off"))
-    var enablePing: String?
-
-    @Option(name: .customLong("copy-container-on-segue"), help: ArgumentHelp("Copy the container when a document's detail opens.", valueName: "on|off"))
-    var copyContainerOnSegue: String?
-
-    @Option(name: .customLong("attempt-error-recovery"), help: ArgumentHelp("Move damaged stores aside and rebuild them.", valueName: "on|off"))
-    var attemptErrorRecovery: String?
-
-    @Option(name: .customLong("use-cloud"), help: ArgumentHelp("Ship documents through the container.", valueName: "on|off"))
-    var useCloud: String?
-
-    @Option(name: .customLong("syncthing-address"), help: ArgumentHelp("Syncthing's API address to ask for a scan of each file written, e.g. http://127.0.0.1:8384 (none: no nudge).", valueName: "url"))
-    var syncthingAddress: String?
-
-    @Option(name: .customLong("syncthing-key"), help: ArgumentHelp("Syncthing's API key for the nudge.", valueName: "key"))
-    var syncthingKey: String?
-
-    @Option(name: .customLong("syncthing-folder"), help: ArgumentHelp("ID of the Syncthing folder holding the container.", valueName: "id"))
-    var syncthingFolder: String?
-
-    @Option(name: .customLong("syncthing-config"), help: ArgumentHelp("Syncthing's config.xml: address, key and folder not given otherwise are read from it.", valueName: "path"))
-    var syncthingConfig: String?
+    @OptionGroup var device: DeviceOptions
 
     @Option(name: .customLong("log-level"), help: ArgumentHelp("Least severe log level written (default info).", valueName: "trace|debug|info|notice|warning|error"))
     var logLevel: String?
@@ -128,8 +92,8 @@ struct Multidocd: AsyncParsableCommand {
 
     /// Writes one line on stderr and returns the exit code to throw.
     private func fail(_ error: any Error) -> ExitCode {
-        let (message, code) = DaemonError.describe(error)
-        FileHandle.standardError.write(Data("multidocd: error: \(message)\n".utf8))
-        return ExitCode(code)
+        let failure = AppError(error)
+        FileHandle.standardError.write(Data("multidocd: error: \(failure.message)\n".utf8))
+        return ExitCode(failure.exitCode)
     }
 }

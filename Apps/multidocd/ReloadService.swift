@@ -23,7 +23,7 @@ struct ReloadService: Service {
                     flags: flags, environment: environment, file: try settingsFile.read(), hostName: DeviceIdentity.hostName)
                 await library.reload(settings: settings)
                 logger.notice("settings reloaded", metadata: [
-                    "settings": "\(settings.all.map { "\($0.key.rawValue)=\($0.key.isSecret && $0.value != .text("") ? "(set)" : "\($0.value)")(\($0.source.rawValue))" }.joined(separator: " "))",
+                    "settings": "\(settings.logLine(withSources: true))",
                 ])
             } catch {
                 logger.error("settings not reloaded; the previous ones stay in force", metadata: ["error": "\(error)"])

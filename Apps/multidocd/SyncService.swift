@@ -151,14 +151,14 @@ actor PassState {
     private(set) var status: DaemonStatus
     private(set) var inspected = false
     private(set) var failure: (any Error)?
-    private(set) var knownProblems: Set<String> = []
+    private(set) var knownProblems: Set<SyncProblem> = []
 
     init(status: DaemonStatus) { self.status = status }
 
     func set(_ status: DaemonStatus) { self.status = status }
     func setInspected(_ value: Bool) { inspected = value }
     func fail(_ error: any Error) { if failure == nil { failure = error } }
-    func setKnownProblems(_ problems: Set<String>) { knownProblems = problems }
+    func setKnownProblems(_ problems: Set<SyncProblem>) { knownProblems = problems }
 }
 
 extension Duration {

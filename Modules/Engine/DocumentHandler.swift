@@ -133,4 +133,5 @@ actor DocumentHandler {
     }
 
     func openCountForTesting() -> Int { openCount }
+    var openNow: Int { open.count }
 }

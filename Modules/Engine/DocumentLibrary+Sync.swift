@@ -81,13 +81,13 @@ extension DocumentLibrary {
             if !FileManager.default.fileExists(atPath: container.root.path),
                (try? root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID))?.containerID == nil {
                 let error = EngineError.containerMissing(container.root.path)
-                report.problems.append(error.description)
+                report.problems.append(.container(error))
                 report.containerError = error
                 return report
             }
             let detail = "container \(container.root.path) is unavailable; documents keep working locally and are shipped when it is back"
-            report.problems.append(detail)
             report.containerError = .containerUnavailable(detail)
+            report.problems.append(.container(.containerUnavailable(detail)))
             if cloudAvailable {
                 setCloudAvailable(false)
                 emit(.cloudAvailability(available: false, detail: detail))
@@ -111,8 +111,9 @@ extension DocumentLibrary {
                 }
             } catch {
                 if case .containerFormat(let detail) = error as? EngineError { containerRefusal = detail }
-                report.containerError = error as? EngineError ?? .containerUnavailable("\(error)")
-                report.problems.append("\(error)")
+                let engineError = error as? EngineError ?? .containerUnavailable("\(error)")
+                report.containerError = engineError
+                report.problems.append(.container(engineError))
                 emit(.failure("\(error)"))
                 return report
             }
@@ -196,7 +197,7 @@ extension DocumentLibrary {
                     }
                     opened.append((record, document))
                 } catch {
-                    report.problems.append("\(record.name): \(error)")
+                    report.problems.append(.document(name: record.name.rawValue, detail: "\(error)"))
                     await closeIfThePassOpened(record.id)
                 }
             }
@@ -211,7 +212,7 @@ extension DocumentLibrary {
                         recordsChanged = true
                     }
                 } catch {
-                    report.problems.append("\(record.name): \(error)")
+                    report.problems.append(.document(name: record.name.rawValue, detail: "\(error)"))
                 }
                 await closeIfThePassOpened(record.id)
             }
@@ -289,7 +290,7 @@ extension DocumentLibrary {
                         stamps: stamps.stamps, devices: stamps.devices, applied: [:], viewable: !contents.graph.objects.isEmpty,
                         modified: contents.graph.textEntry?.modified, ownLogs: 0, preview: true))
                 case .failure(let error):
-                    report.problems.append("\(record.name): \(error)")
+                    report.problems.append(.document(name: record.name.rawValue, detail: "\(error)"))
                 }
             }
             done(batch.count)
@@ -343,8 +344,8 @@ extension DocumentLibrary {
     }
 
     private func quarantine(_ file: QuarantinedFile, in report: inout SyncReport) {
-        guard !report.quarantined.contains(file.description) else { return }
-        report.quarantined.append(file.description)
+        guard !report.quarantined.contains(file) else { return }
+        report.quarantined.append(file)
         emit(.quarantined(file.description))
         logger.warning("quarantined", metadata: ["file": "\(file.url.path)", "reason": "\(file.reason)"])
     }
@@ -400,7 +401,7 @@ extension DocumentLibrary {
                 emit(.documentAdded(await summary(of: record)))
                 logger.info("discovered document", metadata: ["name": "\(info.name)", "uuid": "\(record.id)", "creator": "\(info.createdByName)"])
             } catch {
-                report.problems.append("cannot create a local copy of \(info.name): \(error)")
+                report.problems.append(.discovery(name: info.name.rawValue, detail: "\(error)"))
             }
         }
         // Nothing is remembered while a folder waits for its info file: the file lands inside
@@ -431,7 +432,7 @@ extension DocumentLibrary {
             try replicator.register(applied: applied)
             catalog.registration = (digest, replicator.container.registryStamp(of: identity.id))
         } catch {
-            report.problems.append("\(error)")
+            report.problems.append(.registration("\(error)"))
         }
     }
 
@@ -556,7 +557,7 @@ extension DocumentLibrary {
             if let containerRefusal, containerRefusal == message + "; staying local" {
                 // Asked already in this process, and nothing changed since.
                 report.containerError = .containerUnavailable(containerRefusal)
-                report.problems.append(containerRefusal)
+                report.problems.append(.containerChanged(message))
                 return false
             }
             emit(.containerChanged(message))
@@ -577,7 +578,7 @@ extension DocumentLibrary {
                     record.location = .local
                     record.container = nil
                     try saveRecord(record)
-                    report.problems.append("\(record.name) is not in the new container; kept as a local document")
+                    report.problems.append(.keptLocal(name: record.name.rawValue))
                 }
                 containersInForce = [adopted.identity.containerID]
                 catalog.setContainerStamp("documents", nil)
@@ -592,7 +593,7 @@ extension DocumentLibrary {
                 let refusal = message + "; staying local"
                 containerRefusal = refusal
                 report.containerError = .containerUnavailable(refusal)
-                report.problems.append(refusal)
+                report.problems.append(.containerChanged(message))
                 return false
             }
         }

@@ -370,6 +370,8 @@ public actor DocumentLibrary {
     func closeIfThePassOpened(_ id: DocumentID) async { await handler.closeIfOpenedByPass(id, except: ping.inspected) }
     /// How many stores the handler really opened (concurrent callers share one open).
     public func storeOpenCount() async -> Int { await handler.openCountForTesting() }
+    /// How many documents are open right now (zero after ``closeAll()``).
+    public func openDocumentCount() async -> Int { await handler.openNow }
 
     /// Closes every open document (the seed's applicationWillTerminate: save and close).
     public func closeAll() async {

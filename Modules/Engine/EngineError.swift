@@ -1,7 +1,7 @@
 import Model
 
 /// What the engine refuses or fails at, in words a user can act on. Front ends print
-/// ``description`` and exit with ``exitCode``.
+/// ``description``; their exit code comes from AppSupport's one table (`AppError`).
 public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     /// No document has that name, UUID or prefix; `suggestions` are names close to it.
     case unknownDocument(String, suggestions: [String] = [])
@@ -49,22 +49,9 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         }
     }
 
-    /// The exit code a command-line front end uses (documented in Docs/CLI.md).
-    public var exitCode: Int32 {
-        switch self {
-        case .unknownDocument: 3
-        case .ambiguousName: 4
-        case .invalidName: 5
-        case .rootUnusable, .rootMissing: 6
-        case .containerUnavailable, .containerMissing: 7
-        case .containerFormat: 8
-        case .storeFailed, .damagedFile: 9
-        case .io: 10
-        case .notInCloud, .alreadyInCloud: 11
-        case .busy: 12
-        case .saveRefused: 14
-        }
-    }
-
     public static func == (lhs: EngineError, rhs: EngineError) -> Bool { lhs.description == rhs.description }
+}
+
+extension EngineError: Hashable {
+    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
 }

@@ -115,6 +115,36 @@ public enum ContainerChangeDecision: Sendable {
     case stayLocal
 }
 
+/// Something a sync pass could not do. Typed, so a front end can say what to run about it
+/// without reading its words; ``description`` is the line it prints.
+public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
+    /// The pass did not sync with the container at all: it is missing or unreadable, or of a
+    /// newer format (also in ``SyncReport/containerError``).
+    case container(EngineError)
+    /// The container's identity changed and this device stays local: its saves wait in their
+    /// outboxes until the container it knew is back or the user runs `multidoc container adopt`.
+    case containerChanged(String)
+    /// One document could not be synced; the others went on.
+    case document(name: String, detail: String)
+    /// A document found in the container could not be given a local copy.
+    case discovery(name: String, detail: String)
+    /// A cloud document missing from a newly adopted container, kept here as a local document.
+    case keptLocal(name: String)
+    /// This device's progress could not be written to the container's registry.
+    case registration(String)
+
+    public var description: String {
+        switch self {
+        case .container(let error): error.description
+        case .containerChanged(let detail): detail + "; staying local"
+        case .document(let name, let detail): "\(name): \(detail)"
+        case .discovery(let name, let detail): "cannot create a local copy of \(name): \(detail)"
+        case .keptLocal(let name): "\(name) is not in the new container; kept as a local document"
+        case .registration(let detail): detail
+        }
+    }
+}
+
 /// What one sync pass did.
 public struct SyncReport: Sendable, Equatable {
     public var cloudAvailable = true
@@ -122,8 +152,9 @@ public struct SyncReport: Sendable, Equatable {
     public var removed: [String] = []
     public var importedLogs = 0
     public var exportedLogs = 0
-    public var quarantined: [String] = []
-    public var problems: [String] = []
+    /// Container files the pass would not trust, each with why.
+    public var quarantined: [QuarantinedFile] = []
+    public var problems: [SyncProblem] = []
     /// Documents a full pass skipped because nothing changed since it last found them quiet.
     public var skippedQuiet = 0
     /// Why the pass did not sync with the container at all, when that is so: it is missing or

@@ -11,6 +11,12 @@ public struct ResolvedSetting: Sendable, Equatable {
     public let key: SettingKey
     public let value: SettingValue
     public let source: SettingSource
+
+    /// The value as listings, logs and status lines show it: a secret that is set reads
+    /// `(set)`, never its text. The one place secrets are masked.
+    public var shown: String {
+        key.isSecret && value != .text("") ? "(set)" : value.description
+    }
 }
 
 /// The settings in force for one device, resolved from flags, environment, file and defaults.
@@ -51,6 +57,11 @@ public struct ResolvedSettings: Sendable, Equatable {
 
     /// Every setting, in the order of ``SettingKey/allCases``.
     public var all: [ResolvedSetting] { SettingKey.allCases.compactMap { entries[$0] } }
+
+    /// Every setting as `Key=value`, secrets masked (``ResolvedSetting/shown``), for one log line.
+    public func logLine(withSources: Bool = false) -> String {
+        all.map { "\($0.key.rawValue)=\($0.shown)" + (withSources ? "(\($0.source.rawValue))" : "") }.joined(separator: " ")
+    }
 
     public subscript(key: SettingKey) -> SettingValue {
         entries[key]?.value ?? key.defaultValue(hostName: "localhost")

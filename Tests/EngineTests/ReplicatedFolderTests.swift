@@ -133,7 +133,7 @@ import TestSupport
         copy = Data(String(decoding: copy, as: UTF8.self).replacingOccurrences(of: "edit 12", with: "conflicting").utf8)
         try copy.write(to: log.deletingLastPathComponent().appendingPathComponent("0000000000000013.sync-conflict-20240101-120000-ABCDEF7.log"))
         let report = await b.sync()
-        #expect(report.quarantined.contains { $0.contains("sync-conflict") })
+        #expect(report.quarantined.contains { $0.url.lastPathComponent.contains("sync-conflict") })
         #expect(try await b.detail(document.id).text == "edit 12")
     }
 }

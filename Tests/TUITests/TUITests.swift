@@ -255,6 +255,44 @@ struct TUITests {
         #expect(try await tmux.waitForExit() == 0)
     }
 
+    /// A root that does not exist yet gets the first-run screen: the name and container typed
+    /// there are remembered (as `multidoc init` would), a missing container is created only
+    /// after a second Enter, and the master list follows. Esc leaves nothing behind.
+    @Test func aMissingRootGetsTheFirstRunScreen() async throws {
+        defer { folder.remove() }
+        let root = folder.appending("fresh")
+        let shared = folder.appending("shared")
+        let binary = try Product.tui()
+        let tmux = try Tmux([binary.path, "--root", root.path], directory: folder.url)
+        defer { tmux.kill() }
+        try await tmux.waitFor("set up this device")
+        for _ in 0..<40 { try tmux.send("BSpace") }
+        try tmux.type("Desk")
+        try tmux.send("Tab")
+        for _ in 0..<40 { try tmux.send("BSpace") }
+        try tmux.type(shared.path)
+        try tmux.send("Enter")
+        try await tmux.waitFor("does not exist: Enter creates it")
+        #expect(!FileManager.default.fileExists(atPath: root.path), "nothing is made before the form is confirmed")
+        try tmux.send("Enter")
+        try await tmux.waitFor("No documents yet")
+        let settings = try String(contentsOf: root.appendingPathComponent("settings.json"), encoding: .utf8)
+        #expect(settings.contains("\"DeviceName\" : \"Desk\""), "\(settings)")
+        #expect(settings.contains(shared.path), "\(settings)")
+        var isFolder: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: shared.path, isDirectory: &isFolder) && isFolder.boolValue)
+        try tmux.send("q")
+        #expect(try await tmux.waitForExit() == 0)
+
+        let other = folder.appending("left")
+        let leaving = try Tmux([binary.path, "--root", other.path], directory: folder.url)
+        defer { leaving.kill() }
+        try await leaving.waitFor("set up this device")
+        try leaving.send("Escape")
+        #expect(try await leaving.waitForExit() == 6)
+        #expect(!FileManager.default.fileExists(atPath: other.path))
+    }
+
     @Test func badFlagsAndNoTerminalAreOneLineAndAnExitCode() throws {
         defer { folder.remove() }
         let badFlag = try ProductRunner.run("multidoc-tui", ["--root", rootA.path, "--enable-ping", "maybe"])

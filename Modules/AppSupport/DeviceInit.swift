@@ -1,0 +1,117 @@
+import Engine
+import Foundation
+import Model
+import Settings
+
+/// Setting a device up: what `multidoc init` and the TUI's first-run screen do. Make the
+/// device root (and its identity), and remember the device's name and its container folder in
+/// the root's settings file, so later commands need neither flag. Nothing is made before every
+/// answer is in and the container is checked: a refused set-up leaves no root behind.
+public struct DeviceInit: Sendable {
+    /// The root folder to set up.
+    public let root: URL
+    /// Whether the root is new (it did not exist before).
+    public let isNew: Bool
+    /// What the root already remembers, when it exists.
+    public let existing: DeviceSetup?
+    let environment: [String: String]
+
+    /// Looks at the root without changing anything.
+    /// - Throws: ``EngineError`` when an existing root cannot be read, ``SettingsError`` for a
+    ///   bad value in its settings or the environment.
+    public init(rootPath: String?, environment: [String: String]) throws {
+        self.environment = environment
+        root = rootPath.map { URL(fileURLWithPath: absolutePath($0, environment: environment)) }
+            ?? DeviceSetup.defaultRoot(environment: environment)
+        isNew = !FileManager.default.fileExists(atPath: root.path)
+        existing = isNew
+            ? nil
+            : try DeviceSetup(rootPath: root.path, containerPath: nil, flags: [:], environment: environment, createRoot: false)
+    }
+
+    /// The name to offer: the remembered one, or the host's.
+    public var suggestedName: String { existing?.settings.deviceName ?? DeviceIdentity.hostName }
+
+    /// The container `MULTIDOC_CONTAINER` names, taken without asking.
+    public var environmentContainer: String? {
+        environment[SettingKey.container.environmentName].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The container to offer when asking: the remembered one, or none.
+    public var suggestedContainer: String { existing?.settings.optionalText(.container) ?? "none" }
+
+    /// A container folder as typed, checked.
+    public enum ContainerChoice: Sendable, Equatable {
+        /// No container: documents stay on this device (typed `none` or nothing).
+        case none
+        /// A folder that exists.
+        case folder(URL)
+        /// A folder that does not exist yet: make it (``create(_:)``) or ask again.
+        case missing(URL)
+    }
+
+    /// Checks a typed container folder (`~` expanded, made absolute).
+    /// - Throws: ``AppError`` when the path names a file, not a folder.
+    public func container(_ typed: String) throws -> ContainerChoice {
+        let trimmed = typed.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.lowercased() != "none" else { return .none }
+        let url = URL(fileURLWithPath: absolutePath(trimmed, environment: environment))
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else { return .missing(url) }
+        guard isFolder.boolValue else {
+            throw AppError(.containerUnavailable, "\(url.path) is a file, not a folder; give a folder as the container")
+        }
+        return .folder(url)
+    }
+
+    /// Makes a container folder the user asked for.
+    /// - Throws: ``AppError`` (`.writeFailed`) naming the folder.
+    public static func create(_ folder: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw AppError(.writeFailed, "cannot create container folder \(folder.path): \(error.localizedDescription)", cause: error)
+        }
+    }
+
+    /// Makes the root and remembers what was given; `container` nil leaves the remembered
+    /// container as it is, `.none` forgets it.
+    /// - Parameters:
+    ///   - deviceName: the name typed or given, nil to keep what the root has.
+    ///   - container: the checked container (``container(_:)``); `.missing` is refused.
+    ///   - flags: setting flags given with the command, remembered too.
+    /// - Returns: the device as every later command will see it.
+    public func apply(
+        deviceName: String?, container: ContainerChoice?, flags: [SettingKey: SettingValue] = [:]
+    ) throws -> DeviceSetup {
+        let name = try deviceName.map { try SettingKey.deviceName.parse($0) }
+        if case .missing(let url) = container {
+            throw AppError(
+                .containerUnavailable,
+                "container folder \(url.path) does not exist; create it with --create-container (or mkdir -p '\(url.path)'), or check the path")
+        }
+        let first = try DeviceSetup(rootPath: root.path, containerPath: nil, flags: flags, environment: environment, createRoot: true)
+        var remembered = try first.settingsFile.read()
+        remembered.merge(flags) { _, given in given }
+        if let name { remembered[.deviceName] = name }
+        switch container {
+        case .folder(let url)?: remembered[.container] = .text(url.path)
+        case .none?: remembered[.container] = .text("")
+        case .missing?, nil: break
+        }
+        try first.settingsFile.write(remembered)
+        return try DeviceSetup(rootPath: root.path, containerPath: nil, flags: [:], environment: environment, createRoot: false)
+    }
+}
+
+/// A folder path as typed (at a prompt, quoted, or relative to where the command runs) made
+/// absolute: `~` and `~/…` expanded as the shell would ($HOME first). Remembered paths
+/// (the `Container` setting) are stored this way, so later commands may run anywhere.
+public func absolutePath(_ typed: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    var path = typed
+    if path == "~" || path.hasPrefix("~/") {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        path = home + path.dropFirst()
+    }
+    return URL(fileURLWithPath: path).standardizedFileURL.path
+}
