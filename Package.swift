@@ -50,12 +50,12 @@ let package = Package(
 
         .executableTarget(
             name: "multidoc",
-            dependencies: ["AppSupport", "Engine", "Sync", "Syncthing", "Storage", "Settings", "Model", "FileIO", argumentParser, logging],
+            dependencies: ["AppSupport", "Engine", "Sync", "Storage", "Settings", "Model", "FileIO", argumentParser, logging],
             path: "Apps/multidoc"
         ),
         .executableTarget(
             name: "multidocd",
-            dependencies: ["AppSupport", "Engine", "Sync", "Storage", "Settings", "Syncthing", "Model", "FileIO", argumentParser, logging, serviceLifecycle, unixSignals],
+            dependencies: ["AppSupport", "Engine", "Sync", "Settings", "Syncthing", "Model", "FileIO", argumentParser, logging, serviceLifecycle, unixSignals],
             path: "Apps/multidocd"
         ),
         .executableTarget(

@@ -5,8 +5,6 @@ import Foundation
 import Logging
 import Model
 import Settings
-import Storage
-import Syncthing
 
 /// Options every command takes: the device and its settings (AppSupport's
 /// ``DeviceOptions``, shared with the TUI and the daemon), `--json` and `--verbose`.

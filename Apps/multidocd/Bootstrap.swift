@@ -5,7 +5,6 @@ import Logging
 import Model
 import ServiceLifecycle
 import Settings
-import Storage
 import Syncthing
 import UnixSignals
 
