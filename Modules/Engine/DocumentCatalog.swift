@@ -148,17 +148,17 @@ struct DocumentCatalog: Sendable {
         }
     }
 
-    /// Every name the catalog holds (not checked against the record files; lines not parsed).
-    var names: [DocumentName] {
-        mutating get {
-            index()
-            var result = entries.values.map(\.record.name)
-            for line in unparsed.values {
-                let fields = Field.split(line, "\t", maxSplits: 3)
-                if fields.count > 2, let name = try? DocumentName(String(decoding: fields[2], as: UTF8.self)) { result.append(name) }
-            }
-            return result
+    /// The names the catalog holds that start with `prefix`, as text (not checked against the
+    /// record files; lines are not parsed, names not validated).
+    mutating func names(startingWith prefix: String) -> [String] {
+        index()
+        var result: [String] = entries.values.lazy.map(\.record.name.rawValue).filter { $0.hasPrefix(prefix) }
+        let start = Array(prefix.utf8)
+        for line in unparsed.values {
+            let fields = Field.split(line, "\t", maxSplits: 3)
+            if fields.count > 2, fields[2].starts(with: start) { result.append(String(decoding: fields[2], as: UTF8.self)) }
         }
+        return result
     }
 
     /// The documents the catalog knows under `name` (not checked against the record files).
@@ -262,8 +262,7 @@ struct DocumentCatalog: Sendable {
     /// bytes: String's character-by-character splitting cost more than the whole command may.
     static func load(_ url: URL) -> DocumentCatalog {
         var catalog = DocumentCatalog()
-        guard let data = try? AtomicFile.read(url, limit: 256 * 1024 * 1024) else { return catalog }
-        let bytes = [UInt8](data)
+        guard let bytes = try? AtomicFile.readBytes(url, limit: 256 * 1024 * 1024) else { return catalog }
         // The non-empty lines (a generic `split` over megabytes was a fifth of a command).
         let lines = Field.split(bytes[...], "\n", omittingEmpty: true)
         // `multidoc-catalog 2<tab>lines when written whole`
@@ -436,12 +435,17 @@ enum Field {
 }
 
 extension FileStamp {
-    var field: String { "\(modified),\(size)" }
+    /// `modified,size`, and `,links` for a folder.
+    var field: String { links == 0 ? "\(modified),\(size)" : "\(modified),\(size),\(links)" }
 
     init?(field: ArraySlice<UInt8>) {
         let parts = Field.split(field, ",")
-        guard parts.count == 2, let modified = Field.int64(parts[0]), let size = Field.int64(parts[1]) else { return nil }
-        self.init(modified: modified, size: size)
+        guard parts.count == 2 || parts.count == 3, let modified = Field.int64(parts[0]), let size = Field.int64(parts[1]) else {
+            return nil
+        }
+        let links = parts.count == 3 ? Field.int64(parts[2]) : 0
+        guard let links else { return nil }
+        self.init(modified: modified, size: size, links: links)
     }
 }
 

@@ -258,11 +258,10 @@ public actor DocumentLibrary {
     public func create(name: DocumentName? = nil, store: StoreKind? = nil, id: DocumentID? = nil) async throws -> DocumentSummary {
         // The next TestDoc<N> from the names the catalog holds: a name taken meanwhile by
         // another process gives two documents of one name, told apart by UUID, as two devices would.
-        if name == nil, catalog.count != ((try? FileManager.default.contentsOfDirectory(atPath: root.documentsDirectory.path)) ?? [])
-            .lazy.filter({ DocumentID($0) != nil }).count {
+        if name == nil, !catalogHoldsEveryDocument() {
             catalog.refresh(root)  // a catalog that does not hold every document (none yet, or stale)
         }
-        let name = name ?? DefaultNaming.nextName(after: catalog.names)
+        let name = name ?? DefaultNaming.nextName(afterNames: catalog.names(startingWith: DefaultNaming.prefix))
         let kind = store ?? StoreKind(rawValue: settings.store) ?? .sqlite
         let useCloud = settings.useCloud && replicator != nil
         if useCloud { await checkContainerOnce() }
@@ -291,12 +290,28 @@ public actor DocumentLibrary {
         if useCloud {
             // Unpublished (container unwritable), the log waits in the outbox for the pass
             // that publishes the document.
-            if (try? publish(document)) != nil, settings.fastSave { flushQuietly(document) }
+            let before = replicator?.container.stamp(.documents)
+            if (try? publish(document)) != nil {
+                noteOwnDocumentFolder(before: before)
+                if settings.fastSave { flushQuietly(document) }
+            }
         }
         let summary = await summary(of: record)
         emit(.documentAdded(summary))
         logger.info("created document", metadata: ["name": "\(name)", "uuid": "\(record.id)", "location": "\(record.location.rawValue)"])
         return summary
+    }
+
+    /// After this process added one document's folder to the container's `documents/`: when
+    /// the folder was as this device last acted on it just before, and holds exactly one more
+    /// subfolder now, the only change is this process's own, and the next command need not
+    /// look for new documents there. The link count is what makes this safe within one tick of
+    /// the file system's clock: a peer's folder added in the same tick changes it too.
+    func noteOwnDocumentFolder(before: FileStamp?) {
+        guard let before, before.countsSubfolders, catalog.containerStamps["documents"] == before,
+              let container = replicator?.container else { return }
+        let after = container.stamp(.documents)
+        if after.links == before.links + 1 { catalog.setContainerStamp("documents", after) }
     }
 
     /// The one handler (seed 003's MYDocumentHandler, without the singleton): creates the
@@ -638,6 +653,17 @@ public actor DocumentLibrary {
     /// Whether the record file of `id` is the one this process last read or wrote: a change
     /// seen there is its own, or already known.
     public func knowsRecordFile(_ id: DocumentID) -> Bool { catalog.knows(id, root) }
+
+    /// Whether the catalog holds a document for every folder in `Documents/`: one `stat` (a
+    /// folder's link count is two more than its subfolders) and, only when that disagrees
+    /// (another folder there, or a file system that does not count links), one listing.
+    func catalogHoldsEveryDocument() -> Bool {
+        let held = catalog.count
+        let folder = DirectoryHandle(path: root.documentsDirectory.path)
+        if folder?.subfolderCount == held { return true }
+        let listed = folder?.entries(".")?.lazy.filter { $0.isFolderOrUnknown && DocumentID($0.name) != nil }.count ?? 0
+        return listed == held
+    }
 
     /// How many documents the catalog holds, without checking the record files (the daemon's
     /// status after each pass: passes keep the catalog current).

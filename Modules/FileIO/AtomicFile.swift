@@ -143,6 +143,13 @@ public enum AtomicFile {
     /// - Throws: ``FileIOError`` naming the path: missing (`ENOENT`), unreadable (`EACCES`),
     ///   a symbolic link (`ELOOP`), not a regular file, or larger than `limit` (`EFBIG`).
     public static func read(_ url: URL, limit: Int = defaultReadLimit, followSymlinks: Bool = true) throws(FileIOError) -> Data {
+        Data(try readBytes(url, limit: limit, followSymlinks: followSymlinks))
+    }
+
+    /// ``read(_:limit:followSymlinks:)`` into bytes, read straight into one array of the
+    /// file's size (the catalog of 10,000 documents is megabytes: growing a `Data` by chunks
+    /// and copying it into an array was a fifth of a command).
+    public static func readBytes(_ url: URL, limit: Int = defaultReadLimit, followSymlinks: Bool = true) throws(FileIOError) -> [UInt8] {
         var flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK
         if !followSymlinks { flags |= O_NOFOLLOW }
         let fd = open(url.path, flags)
@@ -160,30 +167,47 @@ public enum AtomicFile {
             throw FileIOError(path: url.path, operation: "read", errno: EINVAL, detail: "not a regular file")
         }
         let size = Int(info.st_size)
-        guard size <= limit else {
+        guard size >= 0, size <= limit else {
             throw FileIOError(path: url.path, operation: "read", errno: EFBIG, detail: "\(size) bytes, larger than the \(limit)-byte limit")
         }
-        // The file may grow while it is read: never read more than the limit allows.
+        // The file may grow while it is read: never more than one byte past the limit is read
+        // (that byte says it grew too much).
         let capacity = limit == Int.max ? Int.max : limit + 1
-        var data = Data()
-        data.reserveCapacity(min(size, limit) + 1)
-        var offset = 0
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while offset < capacity {
-            let wanted = min(chunk.count, capacity - offset)
-            let result = chunk.withUnsafeMutableBytes { buffer in Glibc.read(fd, buffer.baseAddress, wanted) }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw FileIOError(path: url.path, operation: "read", errno: errno)
+        let first = min(size + 1, capacity)
+        var failure: Int32 = 0
+        var bytes = [UInt8](unsafeUninitializedCapacity: first) { buffer, count in
+            count = 0
+            guard let base = buffer.baseAddress else { return }
+            while count < first {
+                let got = Glibc.read(fd, base + count, first - count)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if got == 0 { return }
+                count += got
             }
-            if result == 0 { break }
-            data.append(contentsOf: chunk[0..<result])
-            offset += result
         }
-        guard data.count <= limit else {
+        if bytes.count == first {
+            // It grew: the rest in chunks.
+            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            while failure == 0, bytes.count < capacity {
+                let wanted = min(chunk.count, capacity - bytes.count)
+                let got = chunk.withUnsafeMutableBytes { buffer in Glibc.read(fd, buffer.baseAddress, wanted) }
+                if got < 0 {
+                    if errno != EINTR { failure = errno }
+                    continue
+                }
+                if got == 0 { break }
+                bytes.append(contentsOf: chunk[0..<got])
+            }
+        }
+        if failure != 0 { throw FileIOError(path: url.path, operation: "read", errno: failure) }
+        guard bytes.count <= limit else {
             throw FileIOError(path: url.path, operation: "read", errno: EFBIG, detail: "it grew past the \(limit)-byte limit while being read")
         }
-        return data
+        return bytes
     }
 }
 

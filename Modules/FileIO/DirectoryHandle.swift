@@ -29,6 +29,14 @@ public final class DirectoryHandle: Sendable {
         return info
     }
 
+    /// How many folders this folder holds, from its link count (each subfolder's `..` is a
+    /// link); nil on a file system that does not count them (btrfs says 1).
+    public var subfolderCount: Int? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_nlink >= 2 else { return nil }
+        return Int(info.st_nlink) - 2
+    }
+
     /// The names in the folder `relative` (nil if it cannot be listed), with whether each is a
     /// folder (`DT_UNKNOWN` counts as one: the caller checks what it needs).
     public func entries(_ relative: String) -> [(name: String, isFolderOrUnknown: Bool)]? {
@@ -59,7 +67,7 @@ extension FileStamp {
             self.init(modified: -1, size: 0)
             return
         }
-        self.init(modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec), size: Int64(info.st_size))
+        self.init(info)
     }
 }
 

@@ -79,6 +79,9 @@ import TestSupport
         let data = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0) })
         try AtomicFile.write(data, to: url)
         #expect(try AtomicFile.read(url, limit: data.count) == data)
+        #expect(try AtomicFile.readBytes(url) == [UInt8](data))
+        try AtomicFile.write(Data(), to: url)
+        #expect(try AtomicFile.readBytes(url, limit: 0).isEmpty)
     }
 
     @Test func readRefusesAFileOverTheLimit() throws {
