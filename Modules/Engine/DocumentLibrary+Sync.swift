@@ -141,7 +141,7 @@ extension DocumentLibrary {
         }
         passing.sort { $0.id < $1.id }
         var registry: [DeviceRecord]?
-        let registryStamp = container.stamp(.devices)
+        let registryStamp = container.peerRegistryStamp(excluding: identity.id)
         let registryChanged = scope.isFull && catalog.containerStamps["devices"] != registryStamp
         var busy: [LocalDocumentRecord] = []
         // A preview stands for an import only in a pass that previews: any other imports.

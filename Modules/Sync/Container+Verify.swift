@@ -65,7 +65,7 @@ extension Container {
             guard regular(url) else { continue }
             result.checkedFiles += 1
             do {
-                let record: DeviceRecord = try readJSON(url, limit: Self.maximumRecordSize)
+                let record: DeviceRecord = try readJSON(url, limit: Self.maximumRegistrySize)
                 if name != "\(record.device).json" { problem(url, "registry entry of \(record.device), not the device its name says") }
             } catch {
                 problem(url, "not a device registry entry (\(Self.summarize(error)))")

@@ -192,6 +192,10 @@ public struct Container: Sendable {
 
     /// The largest identity, registry, info or tombstone file a reader accepts.
     public static let maximumRecordSize = 1024 * 1024
+    /// The largest registry file a reader accepts, and the largest a device writes: about 100
+    /// bytes a document, so a device with more than 10,000 documents outgrew the record limit
+    /// and every peer ignored its registration (its logs were never pruned).
+    public static let maximumRegistrySize = 64 * 1024 * 1024
     /// The largest baseline a reader accepts.
     public static let maximumBaselineSize = 128 * 1024 * 1024
 
@@ -409,11 +413,40 @@ public struct Container: Sendable {
     /// reach, is not a registration (`container verify` names it).
     public func deviceRecords() -> [DeviceRecord] {
         listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap { name in
-            guard let record: DeviceRecord = try? readJSON(devicesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRecordSize),
+            guard let record: DeviceRecord = try? readJSON(devicesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRegistrySize),
                   name == "\(record.device).json",
                   record.applied.values.allSatisfy({ ContainerBounds.problem(applied: $0) == nil }) else { return nil }
             return record
         }
+    }
+
+    /// A stamp of what peers wrote to the registry: every registry file but `own`'s, by name,
+    /// inode, time and size, folded into one value (`modified` is the newest file's time, -1
+    /// for none). This device rewriting its own file does not change it, so a pass after a
+    /// command that registered does not read every peer's record again; a peer's file replaced
+    /// within one tick of the file system's clock does (the rename brings a new inode).
+    public func peerRegistryStamp(excluding own: DeviceID) -> FileStamp {
+        guard symlinkProblem(devicesDirectory) == nil, let folder = DirectoryHandle(path: devicesDirectory.path) else {
+            return FileStamp(modified: -1, size: 0)
+        }
+        let ownName = own.description + ".json"
+        let names = (folder.entries(".") ?? []).map(\.name).filter { $0.hasSuffix(".json") && $0 != ownName }.sorted()
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ value: UInt64) {
+            for shift in stride(from: 0, to: 64, by: 8) {
+                hash = (hash ^ ((value >> UInt64(shift)) & 0xff)) &* 0x100_0000_01b3
+            }
+        }
+        var newest: Int64 = -1
+        for name in names {
+            for byte in name.utf8 { mix(UInt64(byte)) }
+            guard let identity = FileIdentity(in: folder, name) else { continue }
+            mix(identity.inode)
+            mix(UInt64(bitPattern: identity.modified))
+            mix(UInt64(bitPattern: identity.size))
+            newest = max(newest, identity.modified)
+        }
+        return FileStamp(modified: newest, size: Int64(bitPattern: hash))
     }
 
     /// The devices with a registry file (read or not): a tombstone from any other device is
@@ -450,13 +483,17 @@ public struct Container: Sendable {
     // MARK: Writing
 
     /// Writes a JSON record atomically (temporary dot-name, fsync, rename, fsync directory).
-    func writeJSON(_ value: some Encodable, to url: URL, pretty: Bool = true) throws(SyncError) {
+    func writeJSON(_ value: some Encodable, to url: URL, pretty: Bool = true, limit: Int = maximumRecordSize) throws(SyncError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
         encoder.dateEncodingStrategy = .millisecondsSince1970
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
             let data = try encoder.encode(value)
+            // A device never writes a file its peers would refuse.
+            guard data.count <= limit else {
+                throw SyncError(.writeFailed, path: url.path, detail: "\(data.count) bytes, more than the \(limit) bytes a reader accepts")
+            }
             try AtomicFile.makeDirectory(url.deletingLastPathComponent())
             try AtomicFile.write(data, to: url)
         } catch {
@@ -479,7 +516,7 @@ public struct Container: Sendable {
         return url
     }
 
-    /// Reads a JSON record written by ``writeJSON(_:to:pretty:)``: no links followed, at most
+    /// Reads a JSON record written by ``writeJSON(_:to:pretty:limit:)``: no links followed, at most
     /// `limit` bytes.
     func readJSON<T: Decodable>(_ url: URL, limit: Int) throws -> T {
         let data = try readFile(url, limit: limit)

@@ -258,7 +258,7 @@ public struct Replicator: Sendable {
         let contents = try store.read()
         let baseline = Baseline(document: document, writtenBy: device.id, writtenAt: now(), contents: contents)
         let url = container.baselinesDirectory(document).appendingPathComponent("\(device.id)-\(baseline.coverage).json", isDirectory: false)
-        try container.writeJSON(baseline, to: url, pretty: false)
+        try container.writeJSON(baseline, to: url, pretty: false, limit: Container.maximumBaselineSize)
         for entry in container.baselines(document) where entry.baseline.writtenBy == device.id && entry.url != url {
             container.remove(entry.url)
         }
@@ -338,7 +338,8 @@ public struct Replicator: Sendable {
         // The caller decides whether it changed (the Engine keeps a digest of what it last
         // wrote): reading a registry of 10,000 documents back to compare cost more than writing.
         let url = container.deviceRecordURL(device.id)
-        try container.writeJSON(DeviceRecord(device: device, updatedAt: now(), applied: applied), to: url)
+        try container.writeJSON(
+            DeviceRecord(device: device, updatedAt: now(), applied: applied), to: url, limit: Container.maximumRegistrySize)
     }
 }
 

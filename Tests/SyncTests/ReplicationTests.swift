@@ -209,3 +209,22 @@ import TestSupport
         }
     }
 }
+
+/// A device's registry grows by about 100 bytes a document: at 20,000 documents it is still
+/// read by every peer (it once outgrew the 1 MiB record limit near 10,000, and peers ignored
+/// it), and a device refuses to write one larger than readers accept.
+@Suite struct LargeRegistryTests {
+    @Test func aRegistryOfTwentyThousandDocumentsIsRead() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A")
+        var applied: [DocumentID: [DeviceID: UInt64]] = [:]
+        for index in 0..<20_000 { applied[DocumentID(Fixed.uuid(0x10_0000 + index))] = [a.identity.id: 3] }
+        try a.replicator.register(applied: applied)
+        let container = Container(root: harness.container)
+        let records = container.deviceRecords()
+        #expect(records.count == 1)
+        #expect(records.first?.applied.count == 20_000)
+        #expect(container.verify().problems.isEmpty)
+    }
+}
