@@ -20,6 +20,7 @@ struct Device: Sendable {
 func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> Device {
     let flags = try options.device.settingFlags()
     let setup = try options.device.setup(environment: environment)
+    if let missing = setup.missingContainer { throw missing }
     let logURL = setup.root.url.appendingPathComponent("multidoc-tui.log", isDirectory: false)
     let file = LogFile(url: logURL)
     var logger = Logger(label: "multidoc-tui") { label in FileLogHandler(label: label, file: file) }

@@ -123,7 +123,7 @@ struct FirstRunScreen {
         if let message {
             terminal.draw(message.text, line: 12, column: 2, style: message.isError ? [.error] : [.accent])
         }
-        terminal.drawBar(" Tab next field · Enter set up · Esc quit without setting up", line: terminal.size.lines - 1, style: [.reverse])
+        terminal.drawBar(" Tab/Enter: next field · Enter on the last field: set up · Esc: quit, nothing made", line: terminal.size.lines - 1, style: [.reverse])
         terminal.placeCursor(cursor)
         terminal.refresh()
     }

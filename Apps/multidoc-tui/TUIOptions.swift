@@ -23,7 +23,7 @@ struct TUIOptions: ParsableCommand {
 
     @OptionGroup var device: DeviceOptions
 
-    @Option(name: .customLong("sync-interval"), help: ArgumentHelp("Seconds between safety-net full passes (the watchers trigger the others; default 600).", valueName: "seconds"))
+    @Option(name: .customLong("sync-interval"), help: ArgumentHelp("Seconds between safety-net full passes (the watchers trigger the others).", valueName: "seconds"))
     var syncInterval: Double = 600
 
     func validate() throws {

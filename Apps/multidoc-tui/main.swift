@@ -5,7 +5,7 @@ import Foundation
 
 // Thin: parse, bootstrap, hand over to the UI loop. Errors outside the terminal UI are one
 // line on stderr and an exit code from AppSupport's one table.
-let options = TUIOptions.parseOrExit()
+let options = CommandLineShape.parseOrExit(TUIOptions.self)
 let environment = ProcessInfo.processInfo.environment
 
 /// Gives the terminal back, writes one line and exits with the error's code.

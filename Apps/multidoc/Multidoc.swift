@@ -18,6 +18,10 @@ struct Multidoc: AsyncParsableCommand {
         container folder and import each other's. Every command that reads state first imports \
         what is waiting in the container; every command that changes state exports before it returns.
 
+        Every command takes the device options (--root, --container, the settings such as \
+        --fast-save), --json and --verbose, before or after the command: \
+        'multidoc --root ~/devA list' is 'multidoc list --root ~/devA'. See 'multidoc help <command>'.
+
         \(ExitStatus.help(ExitStatus.allCases.filter { $0 != .alreadyRunning }))
         """,
         version: MultidocVersion.line("multidoc"),
@@ -42,7 +46,13 @@ struct Multidoc: AsyncParsableCommand {
             let deepest = path.last ?? Multidoc.self
             let verbs = deepest.configuration.subcommands.map { $0._commandName }
             let options = CommandLineShape.longOptions(inHelp: helpMessage(for: deepest))
-            let line = CommandLineShape.parserError(message(for: error), verbs: verbs, options: options)
+            var line = CommandLineShape.parserError(message(for: error), verbs: verbs, options: options)
+            // A mistyped verb among options (`multidoc lsit --root X`): the verb is the mistake
+            // to name, not the options the top level does not take.
+            if path.isEmpty, let word = CommandLineShape.firstWord(arguments, valueOptions: GlobalOptions.valueOptionNames),
+               !verbs.contains(word), word != "help" {
+                line = "unknown command '\(word)'" + Suggestions.phrase(Suggestions.closest(to: word, among: verbs), quoted: true)
+            }
             let help = (["multidoc"] + path.map { $0._commandName }).joined(separator: " ") + " --help"
             FileHandle.standardError.write(Data("multidoc: error: \(line) (see '\(help)')\n".utf8))
             Foundation.exit(64)

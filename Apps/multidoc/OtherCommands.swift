@@ -255,7 +255,11 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (setup, library) = try options.bootstrap()
-            let documents = await library.documentCount()
+            // What is waiting in the container first, as every command that reads state does.
+            let documents = try await library.closing { library in
+                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
+                return await library.documentCount()
+            }
             // The status file of a killed daemon stays behind; the lock tells whether one runs.
             var daemonRunning = false
             if FileManager.default.fileExists(atPath: setup.root.daemonLockURL.path),
@@ -270,7 +274,8 @@ struct Status: AsyncParsableCommand {
                 var object: [String: Any] = ["root": setup.root.url.path, "documents": documents, "device": setup.identity.name]
                 object["container"] = setup.container?.path
                 object["containerAvailable"] = available
-                object["daemon"] = daemon
+                // `daemon`: `running`, and the daemon's status file when one runs (Docs/DAEMON.md).
+                object["daemon"] = (daemon ?? [:]).merging(["running": daemon != nil]) { _, running in running }
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
                 print(String(decoding: data, as: UTF8.self))
                 return

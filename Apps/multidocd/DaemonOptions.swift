@@ -79,6 +79,7 @@ struct DaemonOptions: Sendable {
         startPing = command.startPing
         exitWhenPingsDone = command.exitWhenPingsDone
         if inspect == nil, startPing { throw AppError(.usage, "--start-ping needs --inspect DOC") }
+        if inspect == nil, pingRounds != nil { throw AppError(.usage, "--ping-rounds needs --inspect DOC") }
         if exitWhenPingsDone, inspect == nil || pingRounds == nil {
             throw AppError(.usage, "--exit-when-pings-done needs --inspect DOC and --ping-rounds N")
         }

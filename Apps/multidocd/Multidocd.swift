@@ -63,6 +63,16 @@ struct Multidocd: AsyncParsableCommand {
     @Flag(name: .customLong("exit-when-pings-done"), help: "Stop gracefully once --ping-rounds pings were sent (needs --inspect and --ping-rounds).")
     var exitWhenPingsDone = false
 
+    /// A parser error is one line, as in `multidoc` (see ``CommandLineShape``).
+    static func main() async {
+        var command = CommandLineShape.parseOrExit(Multidocd.self)
+        do {
+            try await command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     mutating func run() async throws {
         let options: DaemonOptions
         do {

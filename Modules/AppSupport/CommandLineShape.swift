@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Model
 
@@ -61,6 +62,37 @@ public enum CommandLineShape {
             return line + Suggestions.phrase(suggestions, quoted: true)
         }
         return line
+    }
+
+    /// The first word that is neither an option nor the value of one (`valueOptions`): the
+    /// verb, wherever the options put it; nil if there is none.
+    public static func firstWord(_ arguments: [String], valueOptions: Set<String>) -> String? {
+        var index = 0
+        while index < arguments.count {
+            let word = arguments[index]
+            if word == "--" { return index + 1 < arguments.count ? arguments[index + 1] : nil }
+            guard word.hasPrefix("-") else { return word }
+            let name = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
+            index += valueOptions.contains(name) && !word.contains("=") ? 2 : 1
+        }
+        return nil
+    }
+
+    /// Parses a command without subcommands, or exits: help and the version as ArgumentParser
+    /// prints them, a parser error as one line (`program: error: …; did you mean …`, exit 64),
+    /// the same form as `multidoc`'s.
+    public static func parseOrExit<Command: ParsableCommand>(
+        _ type: Command.Type, _ arguments: [String] = Array(CommandLine.arguments.dropFirst())
+    ) -> Command {
+        do {
+            return try Command.parse(arguments)
+        } catch {
+            guard Command.exitCode(for: error) != .success else { Command.exit(withError: error) }
+            let program = Command._commandName
+            let line = parserError(Command.message(for: error), verbs: [], options: longOptions(inHelp: Command.helpMessage()))
+            FileHandle.standardError.write(Data("\(program): error: \(line) (see '\(program) --help')\n".utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
     }
 
     /// Every `--long-option` named in a help text.

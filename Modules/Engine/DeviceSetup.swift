@@ -65,11 +65,24 @@ public struct DeviceSetup: Sendable {
         } else {
             container = nil
         }
+        remembersContainer = device.containerID != nil
         if container == nil, let known = device.containerID {
             warnings.append(
                 "this device synced through container \(known.uuidString.prefix(8)) before, and no container is configured now: "
                     + "documents stay on this device; give --container DIR or remember it with: multidoc settings set Container DIR")
         }
+    }
+
+    /// Whether this device remembers a container identity (it synced through one before).
+    public let remembersContainer: Bool
+
+    /// The container folder configured, when it does not exist and this device never synced
+    /// through a container: a wrong path or a folder not made yet, an error to report (exit 7)
+    /// rather than a drive that is away. Every front end refuses to start on it; the pass
+    /// reports it the same way (``DocumentLibrary/sync(progress:)``).
+    public var missingContainer: EngineError? {
+        guard let container, !remembersContainer, !FileManager.default.fileExists(atPath: container.path) else { return nil }
+        return .containerMissing(container.path)
     }
 
     /// What the front end should tell the user before it starts (one line each).

@@ -97,6 +97,31 @@ import TestSupport
         let missingContainer = try ProductRunner.run("multidoc", ["container", "status", "--root", rootA, "--container", folder.appending("gone").path])
         #expect(missingContainer.status == 7)
         #expect(missingContainer.stderr.contains("gone"))
+        // The TUI and the daemon refuse a container folder that never existed the same way,
+        // before they start (one exit-code table for the three).
+        let gone = folder.appending("gone").path
+        for program in ["multidoc-tui", "multidocd"] {
+            let result = try ProductRunner.run(program, ["--root", rootA, "--container", gone])
+            #expect(result.status == 7, "\(program): \(result.stderr)")
+            #expect(result.stderr.contains("\(program): error: container folder \(gone) does not exist"), "\(result.stderr)")
+        }
+    }
+
+    /// A mistyped verb among options is named as the mistake, and every executable's parser
+    /// errors are one line in the documented form.
+    @Test func parserErrorsOfEveryExecutableAreOneLine() throws {
+        defer { folder.remove() }
+        let verb = try ProductRunner.run("multidoc", ["lsit", "--root", rootA, "--json"])
+        #expect(verb.status == 64)
+        #expect(verb.stderr == "multidoc: error: unknown command 'lsit'; did you mean 'list'? (see 'multidoc --help')\n")
+        let before = try ProductRunner.run("multidoc", ["--root", rootA, "shwo", "Doc"])
+        #expect(before.stderr.hasPrefix("multidoc: error: unknown command 'shwo'; did you mean 'show'?"), "\(before.stderr)")
+        let daemon = try ProductRunner.run("multidocd", ["--rescan-intervall", "5"])
+        #expect(daemon.status == 64)
+        #expect(daemon.stderr == "multidocd: error: unknown option '--rescan-intervall'; did you mean '--rescan-interval'? (see 'multidocd --help')\n")
+        let tui = try ProductRunner.run("multidoc-tui", ["--stroe", "json"])
+        #expect(tui.status == 64)
+        #expect(tui.stderr == "multidoc-tui: error: unknown option '--stroe'; did you mean '--store'? (see 'multidoc-tui --help')\n")
     }
 
     @Test func aContainerOfAnUnknownFormatIsRefused() throws {
