@@ -89,6 +89,22 @@ func reportSync(_ report: SyncReport, json: Bool) {
     }
 }
 
+/// Two documents may share a name (as on two devices that named theirs alike); say so when a
+/// command just made it happen, since commands that name it then need a UUID prefix.
+func warnIfNameShared(_ name: String, _ library: DocumentLibrary) async {
+    let candidates: [(name: String, id: String)]
+    do {
+        _ = try await library.resolve(name)
+        return
+    } catch {
+        guard case .ambiguousName(_, let found) = error else { return }
+        candidates = found
+    }
+    PassWarnings.pending.add(
+        "\(candidates.count) documents are now named '\(name)'; name them by UUID prefix ("
+            + candidates.map { String($0.id.prefix(8)) }.joined(separator: ", ") + ") or rename one")
+}
+
 struct New: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create a document (the seed's \"+\" button); prints its name and UUID.")
     @OptionGroup var options: GlobalOptions
@@ -100,6 +116,7 @@ struct New: AsyncParsableCommand {
                 reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
                 let summary = try await library.create(name: try name.map(documentName))
                 reportSync(try await syncPass(library, json: options.json, .document(summary.id)), json: options.json)
+                if name != nil { await warnIfNameShared(summary.name, library) }
                 return summary
             }
             if options.json { try printJSON(DocumentRow(summary)) } else { print("\(summary.name)\t\(summary.id)") }
@@ -257,6 +274,7 @@ struct Rename: AsyncParsableCommand {
                 let record = try await library.resolve(document)
                 try await library.rename(record.id, to: name)
                 reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
+                await warnIfNameShared(name.rawValue, library)
                 return record
             }
             if options.json { try printJSON(["renamed": record.id.description, "name": name.rawValue]) } else { print("renamed \(record.name) to \(name)") }

@@ -87,6 +87,10 @@ import TestSupport
         let result = try multidoc(["show", "Untitled"], root: rootA)
         #expect(result.status == 4)
         #expect(result.stderr.contains("names 2 documents"))
+        // Making a second name on one device says so at once.
+        let again = try multidoc(["new", "Untitled"], root: rootA)
+        #expect(again.status == 0)
+        #expect(again.stderr.contains("documents are now named 'Untitled'"), "\(again.stderr)")
     }
 
     @Test func aMissingRootOrContainerIsNamed() throws {
