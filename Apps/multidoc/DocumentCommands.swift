@@ -202,6 +202,13 @@ struct Edit: AsyncParsableCommand {
 
     func validate() throws {
         if text != nil, append != nil { throw ValidationError("use --text or --append, not both") }
+        // Without $VISUAL or $EDITOR the editor is vi, which needs a terminal: a script gets one
+        // line instead (a script may still name its own editor in $EDITOR).
+        let environment = ProcessInfo.processInfo.environment
+        if text == nil, append == nil, environment["VISUAL"] == nil, environment["EDITOR"] == nil,
+           isatty(STDIN_FILENO) != 1 || isatty(STDOUT_FILENO) != 1 {
+            throw ValidationError("no terminal for an editor: give the text with --text or --append, or set EDITOR")
+        }
     }
 
     func run() async throws {

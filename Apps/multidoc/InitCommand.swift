@@ -60,7 +60,7 @@ struct Init: AsyncParsableCommand {
             print("\(device.isNew ? "Set up" : "Updated") device \(output.device) (\(output.deviceID.prefix(8))) in \(output.root)")
             print("  container: \(output.container ?? "none (documents stay on this device)")")
             let rootFlag = options.root == nil ? "" : " --root '\(device.root.path)'"
-            print("Next: multidoc new MyDocument\(rootFlag)   (then: multidoc list\(rootFlag))")
+            if device.isNew { print("Next: multidoc new MyDocument\(rootFlag)   (then: multidoc list\(rootFlag))") }
         }
     }
 
