@@ -120,7 +120,7 @@ public struct LiveSync: Service {
             group.addTask { await documents.forward() }
 
             var count = 0
-            await withGracefulShutdownHandler {
+            _ = await withGracefulShutdownHandler {
                 await withTaskCancellationHandler {
                     await loop.run { batch in
                         let started = ContinuousClock.now
