@@ -40,6 +40,7 @@ let package = Package(
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
+        .systemLibrary(name: "CMalloc", path: "Modules/CMalloc"),
         .target(
             name: "AppSupport",
             dependencies: ["Model", "FileIO", "Settings", "Storage", "Engine", "Syncthing", argumentParser, logging],
@@ -55,7 +56,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "multidocd",
-            dependencies: ["AppSupport", "Engine", "Sync", "Settings", "Syncthing", "Model", "FileIO", argumentParser, logging, serviceLifecycle, unixSignals],
+            dependencies: ["AppSupport", "Engine", "Sync", "Settings", "Syncthing", "Model", "FileIO", "CMalloc", argumentParser, logging, serviceLifecycle, unixSignals],
             path: "Apps/multidocd"
         ),
         .executableTarget(

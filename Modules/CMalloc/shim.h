@@ -1,0 +1,3 @@
+// glibc's malloc tuning (mallopt), which the Glibc module does not export: the daemon limits
+// its malloc arenas (Apps/multidocd/Multidocd.swift).
+#include <malloc.h>
