@@ -173,7 +173,7 @@ public enum AtomicFile {
         // The file may grow while it is read: never more than one byte past the limit is read
         // (that byte says it grew too much).
         let capacity = limit == Int.max ? Int.max : limit + 1
-        let first = min(size + 1, capacity)
+        let first = size < capacity ? size + 1 : capacity
         var failure: Int32 = 0
         var bytes = [UInt8](unsafeUninitializedCapacity: first) { buffer, count in
             count = 0
