@@ -54,8 +54,7 @@ struct Multidoc: AsyncParsableCommand {
                 line = "unknown command '\(word)'" + Suggestions.phrase(Suggestions.closest(to: word, among: verbs), quoted: true)
             }
             let help = (["multidoc"] + path.map { $0._commandName }).joined(separator: " ") + " --help"
-            FileHandle.standardError.write(Data("multidoc: error: \(line) (see '\(help)')\n".utf8))
-            Foundation.exit(64)
+            CommandLineShape.exitWithParserError(line, program: "multidoc", help: help)
         }
         do {
             try await runParsed(command)

@@ -89,10 +89,17 @@ public enum CommandLineShape {
         } catch {
             guard Command.exitCode(for: error) != .success else { Command.exit(withError: error) }
             let program = Command._commandName
-            let line = parserError(Command.message(for: error), verbs: [], options: longOptions(inHelp: Command.helpMessage()))
-            FileHandle.standardError.write(Data("\(program): error: \(line) (see '\(program) --help')\n".utf8))
-            Foundation.exit(ExitCode.validationFailure.rawValue)
+            exitWithParserError(
+                parserError(Command.message(for: error), verbs: [], options: longOptions(inHelp: Command.helpMessage())),
+                program: program, help: program + " --help")
         }
+    }
+
+    /// Writes a parser error in the documented form (`program: error: line (see 'help')`) and
+    /// exits with 64.
+    public static func exitWithParserError(_ line: String, program: String, help: String) -> Never {
+        FileHandle.standardError.write(Data("\(program): error: \(line) (see '\(help)')\n".utf8))
+        Foundation.exit(ExitCode.validationFailure.rawValue)
     }
 
     /// Every `--long-option` named in a help text.

@@ -81,7 +81,13 @@ public struct DeviceSetup: Sendable {
     /// rather than a drive that is away. Every front end refuses to start on it; the pass
     /// reports it the same way (``DocumentLibrary/sync(progress:)``).
     public var missingContainer: EngineError? {
-        guard let container, !remembersContainer, !FileManager.default.fileExists(atPath: container.path) else { return nil }
+        container.flatMap { Self.missingContainer($0, remembered: remembersContainer) }
+    }
+
+    /// The one rule: a container folder that is not there is an error when the device
+    /// remembers no container identity, and a drive that is away when it does.
+    static func missingContainer(_ container: URL, remembered: Bool) -> EngineError? {
+        guard !remembered, !FileManager.default.fileExists(atPath: container.path) else { return nil }
         return .containerMissing(container.path)
     }
 

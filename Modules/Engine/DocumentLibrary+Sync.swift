@@ -78,9 +78,9 @@ extension DocumentLibrary {
             report.cloudAvailable = false
             // A folder that is not there and that this device never synced through is a wrong
             // path or a folder not made yet: an error to fix, not a drive that is away.
-            if !FileManager.default.fileExists(atPath: container.root.path),
-               (try? root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID))?.containerID == nil {
-                let error = EngineError.containerMissing(container.root.path)
+            let remembered = (try? root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID))?
+                .containerID != nil
+            if let error = DeviceSetup.missingContainer(container.root, remembered: remembered) {
                 report.problems.append(.container(error))
                 report.containerError = error
                 return report
@@ -438,21 +438,15 @@ extension DocumentLibrary {
 
     /// A 64-bit FNV-1a digest of an applied map, in a fixed order.
     static func digest(_ applied: [DocumentID: [DeviceID: UInt64]]) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ value: UInt64) {
-            for shift in stride(from: 0, to: 64, by: 8) {
-                hash ^= (value >> UInt64(shift)) & 0xff
-                hash = hash &* 0x0000_0100_0000_01b3
-            }
-        }
+        var hash = FNV1a()
         for (document, devices) in applied.sorted(by: { $0.key < $1.key }) {
-            for byte in withUnsafeBytes(of: document.uuid.uuid, Array.init) { mix(UInt64(byte)) }
+            for byte in withUnsafeBytes(of: document.uuid.uuid, Array.init) { hash.mix(UInt64(byte)) }
             for (device, sequence) in devices.sorted(by: { $0.key < $1.key }) {
-                for byte in withUnsafeBytes(of: device.uuid.uuid, Array.init) { mix(UInt64(byte)) }
-                mix(sequence)
+                for byte in withUnsafeBytes(of: device.uuid.uuid, Array.init) { hash.mix(UInt64(byte)) }
+                hash.mix(sequence)
             }
         }
-        return hash
+        return hash.value
     }
 
     /// The trusted quiet mark of a document: its stamps are still the ones the pass saw.

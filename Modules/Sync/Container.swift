@@ -431,22 +431,17 @@ public struct Container: Sendable {
         }
         let ownName = own.description + ".json"
         let names = (folder.entries(".") ?? []).map(\.name).filter { $0.hasSuffix(".json") && $0 != ownName }.sorted()
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ value: UInt64) {
-            for shift in stride(from: 0, to: 64, by: 8) {
-                hash = (hash ^ ((value >> UInt64(shift)) & 0xff)) &* 0x100_0000_01b3
-            }
-        }
+        var hash = FNV1a()
         var newest: Int64 = -1
         for name in names {
-            for byte in name.utf8 { mix(UInt64(byte)) }
+            for byte in name.utf8 { hash.mix(UInt64(byte)) }
             guard let identity = FileIdentity(in: folder, name) else { continue }
-            mix(identity.inode)
-            mix(UInt64(bitPattern: identity.modified))
-            mix(UInt64(bitPattern: identity.size))
+            hash.mix(identity.inode)
+            hash.mix(UInt64(bitPattern: identity.modified))
+            hash.mix(UInt64(bitPattern: identity.size))
             newest = max(newest, identity.modified)
         }
-        return FileStamp(modified: newest, size: Int64(bitPattern: hash))
+        return FileStamp(modified: newest, size: Int64(bitPattern: hash.value))
     }
 
     /// The devices with a registry file (read or not): a tombstone from any other device is
