@@ -1,3 +1,4 @@
+import AppSupport
 import Engine
 import Foundation
 import Model
@@ -158,9 +159,5 @@ extension TUIApp {
         await reloadDetail()
     }
 
-    static func format(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        return formatter.string(from: date)
-    }
+    static func format(_ date: Date) -> String { TimeText.local(date) }
 }

@@ -57,20 +57,28 @@ func printJSONRows(_ rows: [DocumentRow]) {
 }
 
 func formatDate(_ date: Date?) -> String {
-    guard let date else { return "-" }
-    let formatter = DateFormatter()
-    formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-    return formatter.string(from: date)
+    date.map(TimeText.local) ?? "-"
 }
 
+/// Columns padded to their widest cell (counted in characters), two spaces apart, trailing
+/// blanks trimmed; written in one piece (the master table can have 10,000 rows).
 func printTable(_ rows: [[String]]) {
     guard let header = rows.first else { return }
     var widths = header.map(\.count)
-    for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+    for row in rows { for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) } }
+    var out = ""
     for row in rows {
-        print(row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
-            .joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
+        var line = ""
+        for (index, cell) in row.enumerated() {
+            if index > 0 { line += "  " }
+            line += cell
+            if index < widths.count, index < row.count - 1 { line += String(repeating: " ", count: max(0, widths[index] - cell.count)) }
+        }
+        while line.last == " " { line.removeLast() }
+        out += line
+        out += "\n"
     }
+    print(out, terminator: "")
 }
 
 /// What to do about a container this device refused after its identity changed.

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 
 /// Pretty-printed JSON written straight into bytes, in the exact form `JSONEncoder` gives with
@@ -78,7 +73,7 @@ public struct JSONObject: Sendable {
         guard let value else { return }
         self.key(key)
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: JSONObject.iso8601(value).utf8)
+        bytes.append(contentsOf: TimeText.iso8601(value).utf8)
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -120,18 +115,5 @@ public struct JSONObject: Sendable {
             }
         }
         bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// `yyyy-MM-ddTHH:mm:ssZ` for the whole second at or before `date`.
-    static func iso8601(_ date: Date) -> String {
-        let seconds = date.timeIntervalSince1970.rounded(.down)
-        guard seconds.isFinite, abs(seconds) < 1e15 else { return ISO8601DateFormatter().string(from: date) }
-        var time = time_t(seconds)
-        var parts = tm()
-        guard gmtime_r(&time, &parts) != nil else { return ISO8601DateFormatter().string(from: date) }
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let year = Int(parts.tm_year) + 1900
-        let yearText = year >= 0 && year < 10_000 ? String(repeating: "0", count: 4 - String(year).count) + String(year) : String(year)
-        return "\(yearText)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 }
