@@ -22,6 +22,23 @@ public enum AtomicFile {
     /// old or the new contents), but a crash may leave the old one. For files that are rewritten
     /// all the time and worth nothing after a crash, like the daemon's status.
     public static func write(_ data: Data, to url: URL, mode: mode_t = 0o600, durable: Bool = true) throws(FileIOError) {
+        try write(data, to: url, mode: mode, durability: durable ? .durable : .none)
+    }
+
+    /// How much of a replace reaches the disk before ``write(_:to:mode:durability:)`` returns.
+    public enum Durability: Sendable {
+        /// The file and its folder are fsynced: the new contents survive a power loss.
+        case durable
+        /// The file is fsynced before the rename, its folder is not: after a power loss the
+        /// file holds the old or the new contents, whole (on any file system), but may hold the
+        /// old. For a store whose commit is durable elsewhere (its log in the container).
+        case whole
+        /// Nothing is fsynced: for caches worth nothing after a crash.
+        case none
+    }
+
+    /// Writes `data` to `url` atomically, as durably as `durability` says.
+    public static func write(_ data: Data, to url: URL, mode: mode_t = 0o600, durability: Durability) throws(FileIOError) {
         let directory = url.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(
             "\(temporaryPrefix)\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))", isDirectory: false)
@@ -49,7 +66,7 @@ public enum AtomicFile {
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "write", errno: code)
         }
-        if durable, fsync(fd) != 0 {
+        if durability != .none, fsync(fd) != 0 {
             let code = errno
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "fsync", errno: code)
@@ -65,7 +82,7 @@ public enum AtomicFile {
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "rename", errno: code)
         }
-        if durable { try syncDirectory(directory) }
+        if durability == .durable { try syncDirectory(directory) }
     }
 
     /// Writes `data` to `url` only if nothing is there yet (write-once files). Returns false when a
@@ -98,6 +115,15 @@ public enum AtomicFile {
             }
         }
         if failure != 0 { throw FileIOError(path: url.path, operation: "append", errno: failure) }
+    }
+
+    /// fsyncs a file and its folder: what was written to it, and its name, survive a crash.
+    public static func sync(_ url: URL) throws(FileIOError) {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw FileIOError(path: url.path, operation: "open", errno: errno) }
+        defer { _ = close(fd) }
+        if fsync(fd) != 0 { throw FileIOError(path: url.path, operation: "fsync", errno: errno) }
+        try syncDirectory(url.deletingLastPathComponent())
     }
 
     /// fsyncs a directory so a rename or unlink in it survives a crash.

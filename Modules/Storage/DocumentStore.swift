@@ -28,14 +28,29 @@ public protocol DocumentStore: AnyObject, Sendable {
 
     /// Runs `body` on the latest committed contents inside one exclusive transaction and
     /// commits what it changed. Returns what `body` returns.
+    ///
+    /// With `durable` the commit survives a power loss once this returns. Without, it survives
+    /// a crash of the process but a power loss may undo it (the store stays consistent, at an
+    /// earlier commit): for a commit whose content is made durable elsewhere before anyone
+    /// relies on it — a save whose log reaches the container before the save is acknowledged
+    /// (Docs/RELIABILITY.md, "One durable step per save"). A later durable commit, or
+    /// ``sync()``, makes it durable too.
     /// - Throws: what `body` throws (nothing is committed), or a ``StoreError``.
-    func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T
+    func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T
+
+    /// Makes every commit so far survive a power loss.
+    func sync() throws(StoreError)
 
     /// Releases the store. Later calls throw ``StoreError/Kind/closed``. Idempotent.
     func close()
 }
 
 extension DocumentStore {
+    /// A durable ``write(durable:_:)``.
+    public func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {
+        try write(durable: true, body)
+    }
+
     /// Applies a set of changes as one transaction, without any conflict rule.
     public func apply(_ changes: [Change]) throws {
         try write { contents in contents.graph.apply(changes) }

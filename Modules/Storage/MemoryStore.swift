@@ -22,9 +22,14 @@ public final class MemoryStore: DocumentStore {
         return contents
     }
 
-    public func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {
+    public func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         return try volume.update(at: url, body)
+    }
+
+    /// Memory is as durable as it gets here.
+    public func sync() throws(StoreError) {
+        if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
     }
 
     public func close() { isClosed.withLock { $0 = true } }

@@ -29,6 +29,7 @@ public struct Replicator: Sendable {
     /// Commits local changes as one transaction with its log: stamps them with the document's
     /// clock, applies them under the merge rule, and (with `ship`) keeps the encoded log in the
     /// store's outbox in the same transaction, so a crash before ``flush(_:in:)`` loses nothing.
+    @discardableResult
     public func commit(_ changes: [Change], document: DocumentID, to store: any DocumentStore, ship: Bool) throws -> LocalCommit {
         try commit(document: document, to: store, ship: ship) { _ in changes }
     }
@@ -91,8 +92,10 @@ public struct Replicator: Sendable {
             }
             written.append(url)
         }
+        // Not synced: a power loss that undoes it leaves the logs in the outbox, and shipping
+        // them again finds the same bytes in place.
         let sent = Set(outbox.keys)
-        try store.write { contents in
+        try store.write(durable: false) { contents in
             for sequence in sent { contents.sync.outbox[sequence] = nil }
         }
         return written

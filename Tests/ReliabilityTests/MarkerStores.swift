@@ -70,7 +70,9 @@ private final class MarkerStore: DocumentStore {
         return contents
     }
 
-    func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {
+    func sync() throws(StoreError) {}
+
+    func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         let result = try stores.update(token, body)
         // A commit changes the file, as a real store's does: the engine's quiet-document check

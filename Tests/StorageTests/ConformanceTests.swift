@@ -70,6 +70,28 @@ private func richContents() -> StoreContents {
         #expect(expected.graph.objects.count == 1 && expected.sync.outbox.count == 1)
     }
 
+    /// A commit that is not synced is still a commit: another connection sees it at once, a
+    /// reopened store holds it, and `sync()` then a durable commit keep it (what a save whose log
+    /// is its durable step relies on; a power loss cannot be staged in a test).
+    @Test(arguments: Backend.allCases)
+    func anUnsyncedCommitIsACommit(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        let other = try backend.open(folder, create: false)
+        try store.write(durable: false) { $0.sync.values["a"] = "1" }
+        #expect(try other.read().sync.values["a"] == "1")
+        try store.sync()
+        try other.write { $0.sync.values["b"] = "2" }
+        store.close()
+        other.close()
+        let reopened = try backend.open(folder, create: false)
+        defer { reopened.close() }
+        #expect(try reopened.read().sync.values == ["a": "1", "b": "2"])
+        reopened.close()
+        #expect(throws: StoreError.self) { try reopened.sync() }
+    }
+
     @Test(arguments: Backend.allCases)
     func aFailingTransactionLeavesNothing(backend: Backend) throws {
         let folder = try TemporaryDirectory("store")

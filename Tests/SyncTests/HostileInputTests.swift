@@ -166,7 +166,7 @@ import TestSupport
         try a.create(doc, name: "Healthy", text: "one", now: harness.clock.now())
         try a.edit(doc, text: "one two")
         try b.importPending(doc)
-        try Container(root: harness.container).seedIdentity(device: a.identity.id, now: harness.clock.now(), newID: Fixed.uuid(7))
+        _ = try Container(root: harness.container).seedIdentity(device: a.identity.id, now: harness.clock.now(), newID: Fixed.uuid(7))
         let storeURL = b.folder.appendingPathComponent("\(doc).\(backend.kind.fileName)")
         let before = try contents(b)
         let bytesBefore = try Data(contentsOf: storeURL)

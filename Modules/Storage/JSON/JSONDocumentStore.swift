@@ -55,7 +55,7 @@ public final class JSONDocumentStore: DocumentStore {
         if create, !FileManager.default.fileExists(atPath: path) {
             try acquire(.exclusive)
             defer { release() }
-            if !FileManager.default.fileExists(atPath: path) { try persist(StoreContents()) }
+            if !FileManager.default.fileExists(atPath: path) { try persist(StoreContents(), durability: .durable) }
         }
         _ = try read()
     }
@@ -67,15 +67,28 @@ public final class JSONDocumentStore: DocumentStore {
         return try load()
     }
 
-    public func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {
+    /// Without `durable` the new file is fsynced before its rename but its folder is not: a
+    /// power loss leaves the old file or the new one, whole.
+    public func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         try acquire(.exclusive)
         defer { release() }
         let before = try load()
         var after = before
         let result = try body(&after)
-        if after != before { try persist(after) }
+        if after != before { try persist(after, durability: durable ? .durable : .whole) }
         return result
+    }
+
+    public func sync() throws(StoreError) {
+        if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
+        try acquire(.shared)
+        defer { release() }
+        do {
+            try AtomicFile.sync(url)
+        } catch {
+            throw StoreError(.writeFailed, path: url.path, detail: error.description)
+        }
     }
 
     public func close() { isClosed.withLock { $0 = true } }
@@ -144,7 +157,7 @@ public final class JSONDocumentStore: DocumentStore {
         return contents
     }
 
-    private func persist(_ contents: StoreContents) throws(StoreError) {
+    private func persist(_ contents: StoreContents, durability: AtomicFile.Durability) throws(StoreError) {
         let data: Data
         do {
             let encoder = JSONEncoder()
@@ -155,7 +168,7 @@ public final class JSONDocumentStore: DocumentStore {
             throw StoreError(.writeFailed, path: url.path, detail: "\(error)")
         }
         do {
-            try AtomicFile.write(data + Data("\n".utf8), to: url)
+            try AtomicFile.write(data + Data("\n".utf8), to: url, durability: durability)
         } catch {
             throw StoreError(.writeFailed, path: url.path, detail: error.description)
         }

@@ -19,6 +19,9 @@ public final class SQLiteDocumentStore: DocumentStore {
     private let queue: DatabaseQueue
     private let cache = Mutex<(generation: Int64, contents: StoreContents)?>(nil)
     private let isClosed = Mutex(false)
+    private let journalMode: JournalMode
+    /// The connection's `synchronous` setting between transactions.
+    private let synchronous: String
 
     /// Paths this process has open as stores, with how many connections each. The header check
     /// reads the file through a descriptor of its own, and closing any descriptor of a file
@@ -85,6 +88,8 @@ public final class SQLiteDocumentStore: DocumentStore {
         configuration.journalMode = .default
         let journal = options.journalMode
         let synchronous = durable ? "FULL" : "OFF"
+        self.journalMode = journal
+        self.synchronous = synchronous
         configuration.prepareDatabase { db in
             // Before the journal mode: switching it is a synced write of its own.
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
@@ -186,11 +191,18 @@ public final class SQLiteDocumentStore: DocumentStore {
         }
     }
 
-    public func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {
+    /// Without `durable`, a commit to a store in write-ahead-log mode is not synced
+    /// (`synchronous = NORMAL`: consistent after a power loss, perhaps at an earlier commit); the
+    /// next synced commit or checkpoint makes it durable. A rollback-journal store syncs every
+    /// commit (NORMAL there may corrupt on old file systems).
+    public func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         var result: T?
+        let relaxed = !durable && journalMode == .wal && synchronous == "FULL"
         do {
             try queue.writeWithoutTransaction { db in
+                if relaxed { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                defer { if relaxed { try? db.execute(sql: "PRAGMA synchronous = FULL") } }
                 try db.inTransaction(.immediate) {
                     let before = try self.current(db)
                     var after = before
@@ -211,6 +223,20 @@ public final class SQLiteDocumentStore: DocumentStore {
         }
         guard let result else { throw StoreError(.writeFailed, path: url.path, detail: "transaction did not run") }
         return result
+    }
+
+    /// A checkpoint in FULL mode syncs the write-ahead log (every commit in it) and the file.
+    public func sync() throws(StoreError) {
+        if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
+        do {
+            try queue.writeWithoutTransaction { db in
+                if journalMode == .wal {
+                    try db.execute(sql: "PRAGMA wal_checkpoint(FULL)")
+                }
+            }
+        } catch {
+            throw Self.map(error, path: url.path)
+        }
     }
 
     /// The contents as of `db`'s transaction, from the cache when nothing was committed since.
