@@ -138,9 +138,14 @@ struct List: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let documents = try await options.withLibrary { library in
+            let (documents, recovered) = try await options.withLibrary { library in
                 reportSync(try await syncPass(library, json: options.json, .listing), json: options.json)
-                return await library.list()
+                return (await library.list(), await library.recoveryReports)
+            }
+            if !options.json {
+                for (_, report) in recovered.sorted(by: { $0.key < $1.key }) {
+                    FileHandle.standardError.write(Data("multidoc: recovered: \(report)\n".utf8))
+                }
             }
             if options.json {
                 printJSONRows(documents.map(DocumentRow.init))

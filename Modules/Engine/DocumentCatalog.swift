@@ -51,6 +51,11 @@ struct DocumentCatalog: Sendable {
 
     private mutating func touch(_ id: DocumentID) { touched.insert(id) }
 
+    /// Record files that are there but could not be read or decoded, and why: such a document
+    /// is not known (nothing is guessed from a damaged record), but it does not vanish silently
+    /// either — the pass reports it, or rebuilds it from the container under AttemptErrorRecovery.
+    private(set) var damaged: [DocumentID: String] = [:]
+
     init() {}
 
     /// Every record, checked against the record files (one `stat` each; changed or new ones are
@@ -74,6 +79,7 @@ struct DocumentCatalog: Sendable {
             unparsed[id] = nil
             touch(id)
         }
+        for id in Array(damaged.keys) where !seen.contains(id) { damaged[id] = nil }
     }
 
     /// The entry of `id`, parsed from its line on first use (a line that does not parse is
@@ -187,16 +193,25 @@ struct DocumentCatalog: Sendable {
     mutating func refresh(_ id: DocumentID, _ root: DeviceRoot, recordPath: String? = nil, stamp known: FileIdentity?? = nil) -> LocalDocumentRecord? {
         let path = recordPath ?? root.recordURL(id).path
         guard let stamp = known ?? FileIdentity(path: path) else {
+            damaged[id] = nil
             forget(id)
             return nil
         }
         let cached = entry(id)
         if let cached, cached.stamp == stamp, !stamp.isRecent { return cached.record }
-        guard let data = try? AtomicFile.read(URL(fileURLWithPath: path, isDirectory: false)), let record = try? JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data),
-              record.id == id else {
+        let record: LocalDocumentRecord
+        do {
+            let data = try AtomicFile.read(URL(fileURLWithPath: path, isDirectory: false))
+            record = try JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data)
+            guard record.id == id else {
+                throw EngineError.damagedFile(path, "it names document \(record.id), not the one of its folder")
+            }
+        } catch {
+            damaged[id] = Self.reason(error)
             forget(id)
             return nil
         }
+        damaged[id] = nil
         let quiet = cached.flatMap { $0.record == record ? $0.quiet : nil }
         let fresh = Entry(record: record, stamp: stamp, quiet: quiet)
         if cached != fresh {
@@ -204,6 +219,16 @@ struct DocumentCatalog: Sendable {
             touch(id)
         }
         return record
+    }
+
+    /// One line about why a record file could not be used.
+    private static func reason(_ error: any Error) -> String {
+        switch error {
+        case let error as FileIOError: error.detail ?? error.description
+        case let error as EngineError: error.description
+        case is DecodingError: "not a record multidoc can read"
+        default: "\(error)"
+        }
     }
 
     /// Whether the record file of `id` is the one this catalog knows (this process wrote or read

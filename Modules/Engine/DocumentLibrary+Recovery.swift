@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FileIO
 import Foundation
 import Logging
@@ -22,40 +25,95 @@ extension DocumentLibrary {
         try? copy.write { $0 = contents }
     }
 
-    /// AttemptErrorRecovery (seed 000's RobustDocument): moves the damaged store aside (kept for
-    /// a bug report), then rebuilds a cloud document from the container (baseline + logs) or
-    /// restores a local one from its last good copy, and says what was recovered and lost.
+    /// What a store that failed to open means. Damage (a file that is not a valid store, cut
+    /// short, or gone while its record stays) is recovered when AttemptErrorRecovery is on.
+    /// Anything else — another process holding it (perhaps stopped), a full disk, an I/O error,
+    /// permissions, a newer schema — is reported as what it is, and the store is never moved:
+    /// it is healthy, and recovery would throw away saves that are only there.
+    func storeOpenFailed(_ record: LocalDocumentRecord, _ error: StoreError) async throws -> OpenDocument {
+        let advice: String
+        switch error.kind {
+        case .corrupt, .truncated, .notFound:
+            if settings.attemptErrorRecovery { return try await recover(record, after: error) }
+            advice = "Turn on AttemptErrorRecovery to move the damaged store aside and rebuild it\(record.location == .cloud ? " from the container" : " from its last good copy")."
+        case .busy:
+            problems[record.id] = error.description
+            throw EngineError.busy(
+                "document \(record.name): \(error.description). Another multidoc process (a multidocd, perhaps stopped) holds it; try again when it lets go. Nothing was changed.")
+        case .writeFailed:
+            let full = Self.diskIsFull(at: root.storeURL(record).deletingLastPathComponent()) ? "The disk is full. " : ""
+            let message = (error.detail.isEmpty ? "" : "\(error.detail). ") + "\(full)The store is not damaged: make room (or fix the file system) and try again."
+            problems[record.id] = "\(error.description). \(full)The store is not damaged."
+            logger.error("document failed to open", metadata: ["name": "\(record.name)", "error": "\(error)"])
+            throw EngineError.io(error.path, message)
+        case .unreadable:
+            advice = "The store is not damaged: check the permissions of \(root.storeURL(record).path) and its folders."
+        case .newerSchema:
+            advice = "A newer multidoc wrote it: use that version (or newer) on this device."
+        case .closed:
+            advice = "Try again."
+        }
+        let message = "\(error.description). \(advice)"
+        problems[record.id] = message
+        emit(.failure("\(record.name): \(message)"))
+        logger.error("document failed to open", metadata: ["name": "\(record.name)", "error": "\(error)"])
+        throw EngineError.storeFailed(document: record.name.rawValue, detail: message)
+    }
+
+    /// Whether the file system holding `folder` has no free blocks left for this user.
+    static func diskIsFull(at folder: URL) -> Bool {
+        var stats = statvfs()
+        guard statvfs(folder.path, &stats) == 0 else { return false }
+        return stats.f_bavail == 0
+    }
+
+    /// AttemptErrorRecovery (seed 000's RobustDocument): builds a replacement beside the damaged
+    /// store — from the container (baseline + logs) for a cloud document, from its last good copy
+    /// for a local one — and only once it is complete moves the damaged store aside (kept for a
+    /// bug report) and the replacement into its place. A rebuild that fails leaves everything as
+    /// it was. Says what was recovered and what was lost.
     func recover(_ record: LocalDocumentRecord, after error: StoreError) async throws -> OpenDocument {
         let store = root.storeURL(record)
+        let folder = store.deletingLastPathComponent()
         let stamp = ISO8601DateFormatter().string(from: configuration.now()).replacingOccurrences(of: ":", with: "-")
-        let aside = store.deletingLastPathComponent().appendingPathComponent("damaged-\(stamp)-\(record.store.fileName)", isDirectory: false)
+        let aside = folder.appendingPathComponent("damaged-\(stamp)-\(record.store.fileName)", isDirectory: false)
+        let fresh = folder.appendingPathComponent("rebuilding-\(stamp)-\(record.store.fileName)", isDirectory: false)
         await closeDocument(record.id)
-        do {
-            if FileManager.default.fileExists(atPath: store.path) {
-                try FileManager.default.moveItem(at: store, to: aside)
-            }
-            for suffix in ["-wal", "-shm", "-journal", ".lock"] {
-                try? FileManager.default.removeItem(atPath: store.path + suffix)
-            }
-        } catch let moveError {
-            throw EngineError.storeFailed(document: record.name.rawValue, detail: "\(error.description); recovery could not move the damaged store aside: \(moveError)")
-        }
         var report: String
-        if record.location == .cloud, let replicator = cloud, replicator.container.isAvailable {
-            let document = try await openDocument(record, create: true)
-            let imported = try replicator.importPending(record.id, into: document.store)
-            document.invalidate()
-            report = "rebuilt \(record.name) from the container (\(imported.imported.count) logs, \(imported.baselinesMerged) baselines); edits saved here but not yet shipped when the store broke are lost"
-        } else if FileManager.default.fileExists(atPath: lastGoodURL(record).path) {
-            let lastGood = try configuration.stores.open(record.store, at: lastGoodURL(record), create: false)
-            defer { lastGood.close() }
-            try configuration.stores.convert(lastGood, to: record.store, at: store).close()
-            let date = (try? FileManager.default.attributesOfItem(atPath: lastGoodURL(record).path)[.modificationDate] as? Date) ?? nil
-            report = "restored \(record.name) from its last good copy\(date.map { " of \(ISO8601DateFormatter().string(from: $0))" } ?? ""); changes after that copy are lost"
-        } else {
-            let document = try await openDocument(record, create: true)
-            _ = document
-            report = "\(record.name) had no copy to recover from; it was recreated empty and its content is lost"
+        do {
+            try? configuration.stores.destroy(record.store, at: fresh)
+            if record.location == .cloud, let replicator = cloud, replicator.container.isAvailable {
+                let rebuilt = try configuration.stores.open(record.store, at: fresh, create: true)
+                defer { rebuilt.close() }
+                let imported = try replicator.importPending(record.id, into: rebuilt)
+                report = "rebuilt \(record.name) from the container (\(imported.imported.count) logs, \(imported.baselinesMerged) baselines); edits saved here but not yet shipped when the store broke are lost"
+            } else if FileManager.default.fileExists(atPath: lastGoodURL(record).path) {
+                let lastGood = try configuration.stores.open(record.store, at: lastGoodURL(record), create: false)
+                defer { lastGood.close() }
+                try configuration.stores.convert(lastGood, to: record.store, at: fresh).close()
+                let date = (try? FileManager.default.attributesOfItem(atPath: lastGoodURL(record).path)[.modificationDate] as? Date) ?? nil
+                report = "restored \(record.name) from its last good copy\(date.map { " of \(ISO8601DateFormatter().string(from: $0))" } ?? ""); changes after that copy are lost"
+            } else {
+                try configuration.stores.open(record.store, at: fresh, create: true).close()
+                report = "\(record.name) had no copy to recover from; it was recreated empty and its content is lost"
+            }
+        } catch let rebuildError {
+            try? configuration.stores.destroy(record.store, at: fresh)
+            throw EngineError.storeFailed(
+                document: record.name.rawValue,
+                detail: "\(error.description); recovery could not rebuild it (\(rebuildError)), so the store was left where it is")
+        }
+        do {
+            let manager = FileManager.default
+            for suffix in ["", "-wal", "-shm", "-journal"] where manager.fileExists(atPath: store.path + suffix) {
+                try manager.moveItem(atPath: store.path + suffix, toPath: aside.path + suffix)
+            }
+            try manager.moveItem(at: fresh, to: store)
+            try? manager.removeItem(atPath: fresh.path + ".lock")
+        } catch let moveError {
+            throw EngineError.storeFailed(
+                document: record.name.rawValue,
+                detail: "\(error.description); recovery rebuilt it at \(fresh.path) but could not put it in place: \(moveError)")
         }
         report += " (damaged store kept at \(aside.path); cause: \(error.description))"
         let document = try await openDocument(record, create: false)

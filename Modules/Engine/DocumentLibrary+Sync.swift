@@ -139,6 +139,7 @@ extension DocumentLibrary {
         case .command(let id):
             passing = (id.map { [$0] } ?? []).compactMap { localRecord($0) }.filter { $0.location == .cloud }
         }
+        if only == nil { passing += await repairDamagedRecords(container, &report).filter { $0.location == .cloud } }
         passing.sort { $0.id < $1.id }
         var registry: [DeviceRecord]?
         let registryStamp = container.peerRegistryStamp(excluding: identity.id)
@@ -386,7 +387,8 @@ extension DocumentLibrary {
         var known = catalog.ids
         if let only { for id in only where !known.contains(id) && localRecord(id) != nil { known.insert(id) } }
         var discovery = container.discover(known: known, only: only, inForce: containersInForce, deleted: [])
-        discovery.found.removeAll { localRecord($0.document) != nil }
+        // A damaged record is not rewritten behind the user's back: see repairDamagedRecords.
+        discovery.found.removeAll { localRecord($0.document) != nil || catalog.damaged[$0.document] != nil }
         for file in discovery.problems { quarantine(file, in: &report) }
         for info in discovery.found {
             let record = LocalDocumentRecord(
@@ -409,6 +411,44 @@ extension DocumentLibrary {
         if only == nil, discovery.problems.isEmpty, discovery.waiting.isEmpty, report.problems.isEmpty {
             actedOn(key: "documents", stamp: stamp)
         }
+    }
+
+    /// Record files this process found damaged. With AttemptErrorRecovery, a document the
+    /// container has gets its record again from its info file (the damaged file is kept beside
+    /// it for a bug report, and the store is then opened, or rebuilt, as usual); otherwise — or
+    /// for a document only this device has — it is reported, so it never just vanishes from
+    /// the list. Returns the rebuilt records.
+    private func repairDamagedRecords(_ container: Container, _ report: inout SyncReport) async -> [LocalDocumentRecord] {
+        var rebuilt: [LocalDocumentRecord] = []
+        for (id, reason) in catalog.damaged.sorted(by: { $0.key < $1.key }) {
+            let path = root.recordURL(id).path
+            let found = settings.attemptErrorRecovery
+                ? container.discover(known: [], only: [id], inForce: containersInForce, deleted: []).found.first : nil
+            guard let info = found else {
+                let way = settings.attemptErrorRecovery
+                    ? "the container does not have this document, so it cannot be rebuilt; its store is in \(root.documentsDirectory.path)/\(id)"
+                    : "turn on AttemptErrorRecovery to rebuild it from the container"
+                report.problems.append(.document(name: id.description, detail: "its record \(path) is damaged (\(reason)); \(way)"))
+                continue
+            }
+            let stamp = ISO8601DateFormatter().string(from: configuration.now()).replacingOccurrences(of: ":", with: "-")
+            let aside = root.recordURL(id).deletingLastPathComponent().appendingPathComponent("damaged-\(stamp)-document.json", isDirectory: false)
+            let record = LocalDocumentRecord(
+                id: id, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
+                location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy, container: info.container ?? containerID)
+            do {
+                try? FileManager.default.moveItem(atPath: path, toPath: aside.path)
+                try saveRecord(record)
+                rebuilt.append(record)
+                let message = "rebuilt the damaged record of \(info.name) from the container (damaged file kept at \(aside.path); cause: \(reason))"
+                recoveryReports[id] = message
+                emit(.recovered(id, report: message))
+                logger.warning("recovered record", metadata: ["name": "\(info.name)", "uuid": "\(id)", "cause": "\(reason)"])
+            } catch {
+                report.problems.append(.document(name: info.name.rawValue, detail: "its record \(path) is damaged (\(reason)) and could not be rebuilt: \(error)"))
+            }
+        }
+        return rebuilt
     }
 
     /// Writes this device's registry file when what it has applied differs from what it last

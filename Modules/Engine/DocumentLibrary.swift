@@ -60,7 +60,7 @@ public actor DocumentLibrary {
     private let handler: DocumentHandler
     private var subscribers: [UUID: AsyncStream<LibraryEvent>.Continuation] = [:]
     /// Problems found when opening documents, by document.
-    private(set) var problems: [DocumentID: String] = [:]
+    var problems: [DocumentID: String] = [:]
     /// Documents whose graph became available in this process (for `becameViewable`).
     private var viewable: Set<DocumentID> = []
     /// What error recovery did, by document (shown once by front ends).
@@ -360,14 +360,7 @@ public actor DocumentLibrary {
             if record.location == .local { keepLastGoodCopy(of: document) }
             return document
         } catch let error as StoreError {
-            if settings.attemptErrorRecovery {
-                return try await recover(record, after: error)
-            }
-            let message = "\(error.description). Turn on AttemptErrorRecovery to move the damaged store aside and rebuild it\(record.location == .cloud ? " from the container" : " from its last good copy")."
-            problems[record.id] = message
-            emit(.failure("\(record.name): \(message)"))
-            logger.error("document failed to open", metadata: ["name": "\(record.name)", "error": "\(error)"])
-            throw EngineError.storeFailed(document: record.name.rawValue, detail: message)
+            return try await storeOpenFailed(record, error)
         }
     }
 

@@ -255,6 +255,50 @@ import TestSupport
         #expect(onB["text"] as? String == "before after")
     }
 
+    /// A store that cannot be opened for want of room (SQLite cannot size its shared-memory
+    /// file) is not damaged: with AttemptErrorRecovery on it stays where it is, untouched, and
+    /// the error says it is not damaged (it used to be moved aside as damaged, and the rebuild
+    /// then failed for the same want of room, leaving the document without a store).
+    @Test func recoveryNeverMovesAStoreThatOnlyLacksRoom() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Roomy"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Roomy", "--text", "kept"], root: rootA).status == 0)
+        let full = try ProductRunner.run(
+            "multidoc", ["show", "Roomy", "--attempt-error-recovery", "on", "--root", rootA, "--container", container], fileSizeLimit: 16 * 1024)
+        #expect(full.status == 10, "\(full.stderr)")
+        #expect(full.stderr.contains("not damaged"), "\(full.stderr)")
+        #expect(full.stderr.split(separator: "\n").count == 1, "\(full.stderr)")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: rootA + "/Documents").filter { $0.count == 36 }
+        let names = try folders.flatMap { try FileManager.default.contentsOfDirectory(atPath: rootA + "/Documents/\($0)/Roomy") }
+        #expect(!names.contains { $0.hasPrefix("damaged-") || $0.hasPrefix("rebuilding-") }, "\(names)")
+        let show = try multidoc(["show", "Roomy", "--json"], root: rootA)
+        #expect((try json(show) as? [String: Any])?["text"] as? String == "kept")
+    }
+
+    /// A device whose record and store of a document are both garbage: the document does not
+    /// vanish — `list` names the damaged record — and with AttemptErrorRecovery both are rebuilt
+    /// from the container, the damaged files kept beside them.
+    @Test func aDocumentWithADamagedRecordAndStoreIsReportedThenRebuilt() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Twice"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Twice", "--text", "from A"], root: rootA).status == 0)
+        #expect(try multidoc(["show", "Twice"], root: rootB).status == 0)
+        let id = try #require(try FileManager.default.contentsOfDirectory(atPath: rootB + "/Documents").first { $0.count == 36 })
+        let folder = rootB + "/Documents/" + id
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: folder + "/document.json"))
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: folder + "/Twice/store.sqlite"))
+        let reported = try multidoc(["list"], root: rootB)
+        #expect(reported.stderr.contains("\(id)/document.json is damaged"), "\(reported.stderr)")
+        #expect(reported.stderr.contains("AttemptErrorRecovery"), "\(reported.stderr)")
+        let rebuilt = try multidoc(["list", "--attempt-error-recovery", "on"], root: rootB)
+        #expect(rebuilt.stdout.contains("Twice"), "\(rebuilt.stdout)\n\(rebuilt.stderr)")
+        #expect(rebuilt.stderr.contains("recovered"), "\(rebuilt.stderr)")
+        let show = try multidoc(["show", "Twice", "--json"], root: rootB)
+        #expect((try json(show) as? [String: Any])?["text"] as? String == "from A", "\(show.stderr)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(kept.contains { $0.hasPrefix("damaged-") && $0.hasSuffix("document.json") }, "\(kept)")
+    }
+
     /// Files multidoc creates are readable by their user only (0600, folders 0700): the device
     /// root and the container after creating, editing, plotting and a sync.
     @Test func everythingWrittenIsPrivateToItsUser() throws {
