@@ -39,6 +39,7 @@ let package = Package(
             path: "Modules/Engine"
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
+        .target(name: "Text", dependencies: ["Model"], path: "Modules/Text"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
         .systemLibrary(name: "CMalloc", path: "Modules/CMalloc"),
         .target(
@@ -76,6 +77,7 @@ let package = Package(
             name: "multidoc-bench",
             dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", argumentParser, logging],
             path: "Tools/Bench"),
+        .executableTarget(name: "multidoc-text-bench", dependencies: ["Text"], path: "Tools/TextBench"),
 
         // MARK: - Tests
 
@@ -86,6 +88,7 @@ let package = Package(
             path: "Tests/AppSupportTests"
         ),
         .testTarget(name: "ModelTests", dependencies: ["Model"], path: "Tests/ModelTests"),
+        .testTarget(name: "TextTests", dependencies: ["Text"], path: "Tests/TextTests"),
         .testTarget(name: "FileIOTests", dependencies: ["FileIO", "TestSupport"], path: "Tests/FileIOTests"),
         .testTarget(name: "SettingsTests", dependencies: ["Settings"], path: "Tests/SettingsTests"),
         .testTarget(

@@ -1,0 +1,126 @@
+/// Why bytes could not be read as a text operation or a text state.
+public enum TextDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The bytes end in the middle of a value.
+    case truncated(offset: Int)
+    /// A varint longer than 10 bytes or past `UInt64.max`.
+    case malformedVarint(offset: Int)
+    /// A count or length above what a reader accepts.
+    case tooLarge(offset: Int, value: UInt64)
+    /// Text that is not valid UTF-8, or not as many scalars as announced.
+    case invalidText(offset: Int)
+    /// An unknown operation tag.
+    case unknownTag(offset: Int, tag: UInt8)
+    /// Not a text state (wrong magic) or a format version this reader does not know.
+    case notATextState
+    /// Bytes left over after the value.
+    case trailingBytes(offset: Int)
+    /// A well-formed encoding of an operation that is not valid.
+    case invalidOperation(TextError)
+    /// A state whose parts contradict each other (ids twice, origins missing, bad indexes).
+    case inconsistentState(String)
+
+    public var description: String {
+        switch self {
+        case .truncated(let offset): "the bytes end early (at \(offset))"
+        case .malformedVarint(let offset): "malformed number at \(offset)"
+        case .tooLarge(let offset, let value): "value \(value) at \(offset) is too large"
+        case .invalidText(let offset): "invalid UTF-8 text at \(offset)"
+        case .unknownTag(let offset, let tag): "unknown operation tag \(tag) at \(offset)"
+        case .notATextState: "not a text state this version reads"
+        case .trailingBytes(let offset): "unexpected bytes after the end (at \(offset))"
+        case .invalidOperation(let error): "invalid operation: \(error)"
+        case .inconsistentState(let reason): "inconsistent text state: \(reason)"
+        }
+    }
+}
+
+/// Appends LEB128 varints, agents and UTF-8 text to a byte array.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    mutating func varint(_ value: Int) { varint(UInt64(clamping: value)) }
+
+    mutating func agent(_ agent: Agent) { bytes.append(contentsOf: agent.bytes) }
+
+    /// The scalar count, the UTF-8 length, then the UTF-8 bytes.
+    mutating func scalars(_ scalars: some Collection<Unicode.Scalar>) {
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(scalars.count)
+        for scalar in scalars { UTF8.encode(scalar) { utf8.append($0) } }
+        varint(scalars.count)
+        varint(utf8.count)
+        bytes.append(contentsOf: utf8)
+    }
+}
+
+/// Reads what `ByteWriter` writes, checking every bound: hostile bytes give a
+/// `TextDecodingError`, never a trap.
+struct ByteReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var remaining: Int { bytes.count - offset }
+
+    mutating func byte() throws(TextDecodingError) -> UInt8 {
+        guard offset < bytes.count else { throw .truncated(offset: offset) }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func varint() throws(TextDecodingError) -> UInt64 {
+        let start = offset
+        var value: UInt64 = 0
+        for shift in stride(from: UInt64(0), to: 70, by: 7) {
+            let byte = try byte()
+            // The tenth byte holds only the top bit of a UInt64.
+            guard shift < 63 || byte <= 1 else { throw .malformedVarint(offset: start) }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+        }
+        throw .malformedVarint(offset: start)
+    }
+
+    /// A varint that must be at most `maximum`.
+    mutating func count(maximum: Int) throws(TextDecodingError) -> Int {
+        let start = offset
+        let value = try varint()
+        guard value <= UInt64(maximum) else { throw .tooLarge(offset: start, value: value) }
+        return Int(value)
+    }
+
+    mutating func agent() throws(TextDecodingError) -> Agent {
+        guard remaining >= 16 else { throw .truncated(offset: offset) }
+        defer { offset += 16 }
+        return Agent(bytes: bytes[offset..<(offset + 16)]) ?? Agent(high: 0, low: 0)
+    }
+
+    mutating func scalars(maximum: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
+        let scalarCount = try count(maximum: maximum)
+        let byteStart = offset
+        let byteCount = try count(maximum: min(remaining, scalarCount * 4))
+        guard byteCount <= remaining else { throw .truncated(offset: offset) }
+        let utf8 = bytes[offset..<(offset + byteCount)]
+        guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalidText(offset: offset) }
+        let scalars = Array(string.unicodeScalars)
+        guard scalars.count == scalarCount else { throw .invalidText(offset: byteStart) }
+        offset += byteCount
+        return scalars
+    }
+
+    func finish() throws(TextDecodingError) {
+        guard offset == bytes.count else { throw .trailingBytes(offset: offset) }
+    }
+}

@@ -1,0 +1,156 @@
+extension TextSequence {
+    /// Inserts `string` at `position` (in Unicode scalars) as `agent`, and returns the operation
+    /// to send to the other replicas.
+    ///
+    /// - Throws: `TextError.positionOutOfRange` past the end, `.emptyRun` for an empty string,
+    ///   `.runTooLong` beyond `TextOperation.maximumRunLength` scalars, `.countersExhausted`
+    ///   when the agent's counters would pass `UInt64.max`.
+    @discardableResult
+    public mutating func insert(_ string: String, at position: Int, by agent: Agent) throws(TextError) -> TextOperation {
+        try insert(Array(string.unicodeScalars), at: position, by: agent)
+    }
+
+    /// Inserts `scalars` at `position` as `agent`; see `insert(_:at:by:)`.
+    @discardableResult
+    public mutating func insert(_ scalars: [Unicode.Scalar], at position: Int, by agent: Agent) throws(TextError) -> TextOperation {
+        guard position >= 0, position <= count else { throw .positionOutOfRange(position: position, count: count) }
+        guard !scalars.isEmpty else { throw .emptyRun }
+        guard scalars.count <= TextOperation.maximumRunLength else { throw .runTooLong(scalars.count) }
+        guard list.content.count + scalars.count <= Int(Int32.max) else { throw .stateTooLarge }
+        let number = intern(agent)
+        let counter = nextCounter[Int(number)]
+        let (end, overflow) = counter.addingReportingOverflow(UInt64(scalars.count))
+        guard !overflow else { throw .countersExhausted(agent) }
+
+        // Where the run goes: right after the visible scalar before `position`.
+        var originLeft = LocalID.none
+        var cursor = Cursor(order: 0, index: 0)
+        if position > 0 {
+            let (found, offset) = list.findVisible(position - 1)
+            let item = list.item(at: found)
+            originLeft = item.id(at: offset)
+            if offset + 1 < Int(item.length) { list.split(at: found, offset: offset + 1) }
+            cursor = Cursor(order: found.order, index: found.index + 1)
+        }
+        var next = cursor
+        let originRight = list.normalize(&next) ? list.item(at: next).id(at: 0) : LocalID.none
+
+        if position > 0, extendRun(before: cursor, agent: number, counter: counter, originRight: originRight, scalars: scalars) {
+            // Typing on at the end of one's own run: the run grows, no new item.
+        } else {
+            let item = Item(
+                agent: number, length: UInt32(scalars.count), counter: counter, slot: list.content.count,
+                originLeft: originLeft, originRight: originRight, deleted: false)
+            list.insert(item, scalars: scalars, at: cursor)
+        }
+        nextCounter[Int(number)] = end
+        return .insert(TextInsertion(
+            id: TextID(agent: agent, counter: counter), originLeft: textID(originLeft), originRight: textID(originRight),
+            scalars: scalars))
+    }
+
+    /// Grows the item before `cursor` by `scalars` when they continue it exactly: same agent,
+    /// next counters, next slots, same right origin, visible.
+    private mutating func extendRun(
+        before cursor: Cursor, agent: UInt32, counter: UInt64, originRight: LocalID, scalars: [Unicode.Scalar]
+    ) -> Bool {
+        let leaf = Int(list.order[cursor.order])
+        let index = cursor.index - 1
+        guard index >= 0 else { return false }
+        let item = list.leaves[leaf].items[index]
+        guard item.agent == agent, !item.deleted, item.counter &+ UInt64(item.length) == counter,
+              item.slot + Int(item.length) == list.content.count, item.originRight == originRight,
+              Int(item.length) + scalars.count <= TextOperation.maximumRunLength
+        else { return false }
+        list.leaves[leaf].items[index].length += UInt32(scalars.count)
+        list.leaves[leaf].visible += scalars.count
+        list.visibleCount += scalars.count
+        list.content.append(contentsOf: scalars)
+        list.leafOfSlot.append(contentsOf: repeatElement(Int32(leaf), count: scalars.count))
+        list.recordRun(agent: agent, start: counter, length: UInt64(scalars.count), slot: item.slot + Int(item.length))
+        return true
+    }
+
+    /// Deletes the visible scalars in `range` and returns the operation naming them, or nil when
+    /// the range is empty.
+    ///
+    /// - Throws: `TextError.positionOutOfRange` when the range reaches outside the text.
+    @discardableResult
+    public mutating func delete(_ range: Range<Int>, by agent: Agent) throws(TextError) -> TextOperation? {
+        guard range.lowerBound >= 0, range.upperBound <= count else {
+            throw .positionOutOfRange(position: range.lowerBound < 0 ? range.lowerBound : range.upperBound, count: count)
+        }
+        guard !range.isEmpty else { return nil }
+        _ = intern(agent)
+        var (cursor, offset) = list.findVisible(range.lowerBound)
+        var remaining = range.count
+        var deleted: [TextIDRange] = []
+        var touched: [Int] = []
+        while remaining > 0, list.normalize(&cursor) {
+            let item = list.item(at: cursor)
+            if item.deleted {
+                cursor.index += 1
+                continue
+            }
+            if offset > 0 {
+                list.split(at: cursor, offset: offset)
+                touched.append(Int(list.order[cursor.order]))
+                cursor.index += 1
+                offset = 0
+                continue
+            }
+            if Int(item.length) > remaining {
+                list.split(at: cursor, offset: remaining)
+                touched.append(Int(list.order[cursor.order]))
+            }
+            let length = min(Int(item.length), remaining)
+            list.markDeleted(at: cursor)
+            remaining -= length
+            let agent = agents[Int(item.agent)]
+            let counters = item.counter..<(item.counter &+ UInt64(length))
+            if let last = deleted.last, last.agent == agent, last.counters.upperBound == counters.lowerBound {
+                deleted[deleted.count - 1].counters = last.counters.lowerBound..<counters.upperBound
+            } else {
+                deleted.append(TextIDRange(agent: agent, counters: counters))
+            }
+            cursor.index += 1
+        }
+        for leaf in touched { list.rebalance(leaf: leaf) }
+        return .delete(deleted)
+    }
+
+    /// Replaces the text with `newText` by a small edit (a Myers diff over Unicode scalars after
+    /// trimming the common prefix and suffix), applied as `agent`; returns the operations in the
+    /// order they were applied. Very different texts become one delete and one insert.
+    @discardableResult
+    public mutating func edits(to newText: String, by agent: Agent) throws(TextError) -> [TextOperation] {
+        let old = currentScalars()
+        let new = Array(newText.unicodeScalars)
+        var operations: [TextOperation] = []
+        // From the last hunk to the first, so earlier positions stay valid.
+        for hunk in ScalarDiff.hunks(from: old, to: new).reversed() {
+            if let deletion = try delete(hunk.old, by: agent) { operations.append(deletion) }
+            var position = hunk.old.lowerBound
+            var start = hunk.new.lowerBound
+            while start < hunk.new.upperBound {
+                let end = min(hunk.new.upperBound, start + TextOperation.maximumRunLength)
+                operations.append(try insert(Array(new[start..<end]), at: position, by: agent))
+                position += end - start
+                start = end
+            }
+        }
+        return operations
+    }
+
+    /// The visible scalars, in order.
+    func currentScalars() -> [Unicode.Scalar] {
+        var result: [Unicode.Scalar] = []
+        result.reserveCapacity(count)
+        for orderIndex in list.order.indices {
+            for item in list.leaves[Int(list.order[orderIndex])].items where !item.deleted {
+                result.append(contentsOf: list.content[item.slot..<(item.slot + Int(item.length))])
+            }
+        }
+        return result
+    }
+}

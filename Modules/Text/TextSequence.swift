@@ -1,0 +1,101 @@
+/// Replicated text: a sequence CRDT over Unicode scalars.
+///
+/// Every inserted scalar has an id (agent, counter) and is placed between the neighbours it was
+/// typed between; concurrent inserts at one place are ordered by the FugueMax rule (the YjsMod
+/// integration of Gentle's reference CRDTs), so runs typed concurrently never interleave and
+/// every replica orders them alike. Deleted scalars stay as tombstones. Remote operations apply
+/// in any order and any number of times: one whose neighbours are not here yet waits in a
+/// pending buffer.
+///
+/// Positions count Unicode scalars. A value type: copies are independent replicas.
+public struct TextSequence: Sendable {
+    var list = ItemList()
+    /// Interned agents: the number an agent has in this state, and back.
+    var agents: [Agent] = []
+    var agentNumbers: [Agent: UInt32] = [:]
+    /// Per interned agent, one past the highest counter it used in this state (pending operations
+    /// included), so its next local insert gets new ids.
+    var nextCounter: [UInt64] = []
+    /// Remote operations waiting for ids they refer to.
+    var pending: [TextOperation] = []
+
+    /// An empty text.
+    public init() {}
+
+    /// The number of visible scalars.
+    public var count: Int { list.visibleCount }
+
+    /// The visible text.
+    public var text: String {
+        var view = String.UnicodeScalarView()
+        for orderIndex in list.order.indices {
+            for item in list.leaves[Int(list.order[orderIndex])].items where !item.deleted {
+                view.append(contentsOf: list.content[item.slot..<(item.slot + Int(item.length))])
+            }
+        }
+        return String(view)
+    }
+
+    /// The number of remote operations waiting for ids they refer to.
+    public var pendingCount: Int { pending.count }
+
+    /// The counter `agent`'s next local insert will start at: above every counter of the agent
+    /// this state has seen.
+    public func nextCounter(for agent: Agent) -> UInt64 {
+        agentNumbers[agent].map { nextCounter[Int($0)] } ?? 0
+    }
+
+    // MARK: - Agents
+
+    func number(of agent: Agent) -> UInt32? { agentNumbers[agent] }
+
+    mutating func intern(_ agent: Agent) -> UInt32 {
+        if let number = agentNumbers[agent] { return number }
+        let number = UInt32(agents.count)
+        agents.append(agent)
+        agentNumbers[agent] = number
+        nextCounter.append(0)
+        return number
+    }
+
+    func localID(_ id: TextID?) -> LocalID? {
+        guard let id else { return LocalID.none }
+        return agentNumbers[id.agent].map { LocalID(agent: $0, counter: id.counter) }
+    }
+
+    func textID(_ id: LocalID) -> TextID? {
+        id.isNone ? nil : TextID(agent: agents[Int(id.agent)], counter: id.counter)
+    }
+
+    mutating func noteCounters(agent: UInt32, end: UInt64) {
+        if nextCounter[Int(agent)] < end { nextCounter[Int(agent)] = end }
+    }
+}
+
+extension TextSequence: Equatable {
+    /// Two states are equal when they hold the same scalars, in the same order, with the same
+    /// ids and origins and tombstones, and the same pending operations (however their items are
+    /// split into runs).
+    public static func == (lhs: TextSequence, rhs: TextSequence) -> Bool {
+        lhs.text == rhs.text && lhs.snapshotRuns() == rhs.snapshotRuns() && Set(lhs.pending) == Set(rhs.pending)
+    }
+}
+
+extension TextSequence {
+    /// About how many bytes the state's storage takes (array capacities; dictionaries and
+    /// pending operations estimated): for benchmarks and budgets, not exact.
+    public var estimatedByteSize: Int {
+        var total = list.content.capacity * MemoryLayout<Unicode.Scalar>.stride
+            + list.leafOfSlot.capacity * MemoryLayout<Int32>.stride
+            + (list.order.capacity + list.orderOf.capacity) * MemoryLayout<Int32>.stride
+            + list.leaves.capacity * MemoryLayout<Leaf>.stride
+        for leaf in list.leaves { total += leaf.items.capacity * MemoryLayout<Item>.stride }
+        for runs in list.runs { total += runs.capacity * MemoryLayout<SlotRun>.stride }
+        total += agents.count * (MemoryLayout<Agent>.stride * 3 + MemoryLayout<UInt64>.stride)
+        total += pending.count * 64
+        return total
+    }
+
+    /// The number of runs (items) the state holds, tombstones included.
+    public var runCount: Int { list.leaves.reduce(0) { $0 + $1.items.count } }
+}

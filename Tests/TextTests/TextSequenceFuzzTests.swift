@@ -1,0 +1,88 @@
+import Testing
+import Text
+
+/// Replicas editing at random and exchanging operations in random orders, with duplicates.
+@Suite struct TextSequenceFuzzTests {
+    static let alphabet = Array("abcdefgh é🙂\n".unicodeScalars)
+
+    /// One random local edit on `replica`; the operations it made.
+    static func randomEdit(_ replica: inout TextSequence, by agent: Agent, using random: inout SeededRandom) throws -> [TextOperation] {
+        let count = replica.count
+        if count > 0, Int.random(in: 0..<3, using: &random) == 0 {
+            let start = Int.random(in: 0..<count, using: &random)
+            let end = min(count, start + Int.random(in: 1...4, using: &random))
+            return try replica.delete(start..<end, by: agent).map { [$0] } ?? []
+        }
+        if Int.random(in: 0..<8, using: &random) == 0 {
+            var target = Array(replica.text.unicodeScalars)
+            let at = Int.random(in: 0...target.count, using: &random)
+            target.insert(alphabet[Int.random(in: 0..<alphabet.count, using: &random)], at: at)
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: target)
+            return try replica.edits(to: String(view), by: agent)
+        }
+        var word = String.UnicodeScalarView()
+        for _ in 0..<Int.random(in: 1...3, using: &random) { word.append(alphabet[Int.random(in: 0..<alphabet.count, using: &random)]) }
+        return [try replica.insert(String(word), at: Int.random(in: 0...count, using: &random), by: agent)]
+    }
+
+    @Test(arguments: Array(1...24) as [UInt64])
+    func replicasConvergeWhateverTheDeliveryOrder(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        let agents = (1...3).map { Agent.test(UInt8($0)) }
+        var replicas = [TextSequence](repeating: TextSequence(), count: agents.count)
+        var log: [TextOperation] = []
+        for _ in 0..<150 {
+            let who = Int.random(in: 0..<agents.count, using: &random)
+            log += try Self.randomEdit(&replicas[who], by: agents[who], using: &random)
+            // Now and then a replica hears a random sample of what was said, shuffled, twice over.
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                let listener = Int.random(in: 0..<agents.count, using: &random)
+                var heard = log.filter { _ in Bool.random(using: &random) }
+                heard += heard.prefix(3)
+                heard.shuffle(using: &random)
+                for operation in heard { try replicas[listener].apply(operation) }
+            }
+        }
+        for index in replicas.indices {
+            var all = log + log.prefix(5)
+            all.shuffle(using: &random)
+            for operation in all { try replicas[index].apply(operation) }
+            #expect(replicas[index].pendingCount == 0)
+        }
+        var replay = TextSequence()
+        for operation in log { try replay.apply(operation) }
+        for replica in replicas {
+            #expect(replica.text == replay.text)
+            #expect(replica == replay)
+        }
+        // The snapshot of a converged state reads back equal.
+        let decoded = try TextSequence(decoding: replay.encoded)
+        #expect(decoded == replay)
+        #expect(decoded.text == replay.text)
+    }
+
+    @Test func concurrentTypingAtOnePlaceKeepsEachRunWhole() throws {
+        var random = SeededRandom(seed: 99)
+        for _ in 0..<30 {
+            var base = TextSequence()
+            let start = try base.insert("<>", at: 0, by: .test(9))
+            var operations: [[TextOperation]] = []
+            let words = ["aaaa", "bbbb", "cccc"]
+            for (index, word) in words.enumerated() {
+                var replica = TextSequence()
+                try replica.apply(start)
+                var typed: [TextOperation] = []
+                for (offset, scalar) in word.unicodeScalars.enumerated() {
+                    typed.append(try replica.insert(String(scalar), at: 1 + offset, by: .test(UInt8(index + 1))))
+                }
+                operations.append(typed)
+            }
+            var all = operations.flatMap { $0 }
+            all.shuffle(using: &random)
+            var replica = base
+            for operation in all { try replica.apply(operation) }
+            for word in words { #expect(replica.text.contains(word), "\(replica.text)") }
+        }
+    }
+}
