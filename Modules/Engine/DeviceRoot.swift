@@ -34,11 +34,13 @@ public struct DeviceRoot: Sendable {
 
     public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description, isDirectory: false) }
     public func recordURL(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("document.json", isDirectory: false) }
-    public func storeDirectory(_ id: DocumentID, name: DocumentName) -> URL {
-        documentDirectory(id).appendingPathComponent(name.rawValue, isDirectory: false)
+    /// The folder of a document's store: `Documents/<uuid>/<folder>/`, named after the document
+    /// when its store was made and never moved by a rename (``LocalDocumentRecord/folder``).
+    public func storeDirectory(_ record: LocalDocumentRecord) -> URL {
+        documentDirectory(record.id).appendingPathComponent(record.storeFolder.rawValue, isDirectory: false)
     }
     public func storeURL(_ record: LocalDocumentRecord) -> URL {
-        storeDirectory(record.id, name: record.name).appendingPathComponent(record.store.fileName, isDirectory: false)
+        storeDirectory(record).appendingPathComponent(record.store.fileName, isDirectory: false)
     }
 
     /// Checks the folder exists and is usable, creating it only if `create`.
@@ -135,6 +137,14 @@ public struct LocalDocumentRecord: Codable, Sendable, Equatable {
     /// records of earlier versions). A device adopting a reset container keeps in the cloud
     /// only what was shared under the identity it adopts.
     public var container: UUID?
+    /// The name of the store's folder once the document was renamed (nil: its name, as before
+    /// any rename). A rename changes `name` only: moving the folder under a store that another
+    /// process had open split SQLite's files and raced with saves, and a record written in
+    /// between pointed at a folder that was gone.
+    public var folder: DocumentName? = nil
+
+    /// The folder the store lives in.
+    public var storeFolder: DocumentName { folder ?? name }
 }
 
 extension JSONEncoder {

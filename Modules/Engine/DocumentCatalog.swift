@@ -369,21 +369,22 @@ struct DocumentCatalog: Sendable {
 // MARK: - Line format
 
 extension DocumentCatalog.Entry {
-    /// `uuid  inode:mtime:size  name  store  origin  location  createdAt-ms  createdBy  container|-  quiet|-`
-    /// separated by tabs (a document name never holds a control character).
+    /// `uuid  inode:mtime:size  name  store  origin  location  createdAt-ms  createdBy  container|-  quiet|-  /folder|-`
+    /// separated by tabs (a document name never holds a control character). Lines of earlier
+    /// versions have no folder field.
     var line: String {
         let r = record
         let created = Int64((r.createdAt.timeIntervalSince1970 * 1000).rounded())
         let fields: [String] = [
             r.id.description, "\(stamp.inode):\(stamp.modified):\(stamp.size)", r.name.rawValue, r.store.rawValue,
             r.origin.rawValue, r.location.rawValue, String(created), r.createdBy.description,
-            r.container.map { $0.uuidString.lowercased() } ?? "-", quiet?.field ?? "-",
+            r.container.map { $0.uuidString.lowercased() } ?? "-", quiet?.field ?? "-", r.folder.map { "/" + $0.rawValue } ?? "-",
         ]
         return fields.joined(separator: "\t")
     }
 
     init?(fields: [ArraySlice<UInt8>]) {
-        guard fields.count == 10, let id = Field.uuid(fields[0]).map(DocumentID.init) else { return nil }
+        guard fields.count == 10 || fields.count == 11, let id = Field.uuid(fields[0]).map(DocumentID.init) else { return nil }
         let parts = Field.split(fields[1], ":", omittingEmpty: true)
         guard parts.count == 3, let inode = Field.uint64(parts[0]), let modified = Field.int64(parts[1]), let size = Field.int64(parts[2]),
               let name = try? DocumentName(String(decoding: fields[2], as: UTF8.self)),
@@ -396,9 +397,16 @@ extension DocumentCatalog.Entry {
             guard let uuid = Field.uuid(fields[8]) else { return nil }
             container = uuid
         }
+        var folder: DocumentName?
+        if fields.count == 11, !Field.isDash(fields[10]) {
+            // A name never holds a slash, so `/` marks a folder apart from the `-` of none.
+            guard fields[10].first == UInt8(ascii: "/"),
+                  let named = try? DocumentName(String(decoding: fields[10].dropFirst(), as: UTF8.self)) else { return nil }
+            folder = named
+        }
         record = LocalDocumentRecord(
             id: id, name: name, store: store, origin: origin, location: location,
-            createdAt: Date(timeIntervalSince1970: Double(created) / 1000), createdBy: createdBy, container: container)
+            createdAt: Date(timeIntervalSince1970: Double(created) / 1000), createdBy: createdBy, container: container, folder: folder)
         stamp = FileIdentity(inode: inode, modified: modified, size: size)
         quiet = Field.isDash(fields[9]) ? nil : QuietMark(field: fields[9])
     }

@@ -12,7 +12,7 @@ import Sync
 extension DocumentLibrary {
     /// The last good copy of a local-only document's store, kept beside it.
     func lastGoodURL(_ record: LocalDocumentRecord) -> URL {
-        root.storeDirectory(record.id, name: record.name).appendingPathComponent("last-good-\(record.store.fileName)", isDirectory: false)
+        root.storeDirectory(record).appendingPathComponent("last-good-\(record.store.fileName)", isDirectory: false)
     }
 
     /// Snapshots a store that just opened cleanly (through the store itself, so a WAL

@@ -330,7 +330,7 @@ extension DocumentLibrary {
         if let carried = contents.graph.carriedName, carried != record.name.rawValue, let newName = try? DocumentName(carried) {
             await closeDocument(record.id)
             var renamed = record
-            try renameFolder(of: &renamed, to: newName)
+            try renameRecord(&renamed, to: newName)
             return true
         }
         if imported.isComplete, contents.sync.outbox.isEmpty, work.copies.isEmpty, localRecord(record.id) == record {
@@ -550,7 +550,7 @@ extension DocumentLibrary {
     /// so the journal, there only during a transaction, adds nothing).
     nonisolated static func storeStamps(_ record: LocalDocumentRecord, in documents: DirectoryHandle?) -> [FileStamp] {
         guard let documents else { return [FileStamp(modified: -1, size: 0)] }
-        let store = record.id.description + "/" + record.name.rawValue + "/" + record.store.fileName
+        let store = record.id.description + "/" + record.storeFolder.rawValue + "/" + record.store.fileName
         switch record.store {
         case .json:
             return [FileStamp(in: documents, store)]

@@ -569,17 +569,14 @@ public actor DocumentLibrary {
             Entity.DocumentInfo.name: .string(newName.rawValue),
         ])], to: document)
         await handler.close(id)
-        try renameFolder(of: &record, to: newName)
+        try renameRecord(&record, to: newName)
     }
 
-    func renameFolder(of record: inout LocalDocumentRecord, to newName: DocumentName) throws {
-        let from = root.storeDirectory(record.id, name: record.name)
-        let to = root.storeDirectory(record.id, name: newName)
-        if FileManager.default.fileExists(atPath: from.path) {
-            try? FileManager.default.removeItem(at: to)
-            try FileManager.default.moveItem(at: from, to: to)
-        }
+    /// Renames a record; its store stays in the folder it is in (``LocalDocumentRecord/folder``).
+    func renameRecord(_ record: inout LocalDocumentRecord, to newName: DocumentName) throws {
+        record.folder = record.storeFolder
         record.name = newName
+        if record.folder == newName { record.folder = nil }
         try saveRecord(record)
     }
 
@@ -683,7 +680,7 @@ public actor DocumentLibrary {
         guard var record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         guard record.store != kind else { return }
         let document = try await open(record)
-        let directory = root.storeDirectory(id, name: record.name)
+        let directory = root.storeDirectory(record)
         let target = directory.appendingPathComponent(kind.fileName, isDirectory: false)
         let converted = try configuration.stores.convert(document.store, to: kind, at: target)
         converted.close()
