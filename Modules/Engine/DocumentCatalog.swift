@@ -374,7 +374,7 @@ extension DocumentCatalog.Entry {
     /// versions have no folder field.
     var line: String {
         let r = record
-        let created = Int64((r.createdAt.timeIntervalSince1970 * 1000).rounded())
+        let created = r.createdAt.clampedMilliseconds
         let fields: [String] = [
             r.id.description, "\(stamp.inode):\(stamp.modified):\(stamp.size)", r.name.rawValue, r.store.rawValue,
             r.origin.rawValue, r.location.rawValue, String(created), r.createdBy.description,
@@ -485,7 +485,7 @@ extension FileStamp {
 extension QuietMark {
     /// `viewable;modified-ms|-;stamp|stamp…;device=seq,…;ownLogs;preview;device,…` (no tabs).
     var field: String {
-        let modifiedField = modified.map { String(Int64(($0.timeIntervalSince1970 * 1000).rounded())) } ?? "-"
+        let modifiedField = modified.map { String($0.clampedMilliseconds) } ?? "-"
         let stampsField = stamps.map(\.field).joined(separator: "|")
         let appliedField = applied.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         let devicesField = devices.map(\.description).joined(separator: ",")

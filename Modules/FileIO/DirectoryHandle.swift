@@ -76,7 +76,7 @@ extension FileIdentity {
     public init?(in folder: DirectoryHandle, _ relative: String) {
         guard let info = folder.status(relative) else { return nil }
         self.init(
-            inode: UInt64(info.st_ino), modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            inode: UInt64(info.st_ino), modified: FileStamp.nanoseconds(info.st_mtim),
             size: Int64(info.st_size))
     }
 }

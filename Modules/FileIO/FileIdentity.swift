@@ -18,7 +18,7 @@ public struct FileIdentity: Sendable, Hashable {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         inode = UInt64(info.st_ino)
-        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        modified = FileStamp.nanoseconds(info.st_mtim)
         size = Int64(info.st_size)
     }
 
@@ -30,5 +30,5 @@ public struct FileIdentity: Sendable, Hashable {
 
     /// Changed in the last two seconds: an inode can be reused, so an identity this young is
     /// checked again rather than trusted.
-    public var isRecent: Bool { FileStamp.now() - modified < 2_000_000_000 }
+    public var isRecent: Bool { modified > FileStamp.now() &- 2_000_000_000 }
 }

@@ -23,7 +23,7 @@ public struct FileStamp: Hashable, Sendable {
 
     init(_ info: stat) {
         self.init(
-            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec), size: Int64(info.st_size),
+            modified: FileStamp.nanoseconds(info.st_mtim), size: Int64(info.st_size),
             links: (info.st_mode & S_IFMT) == S_IFDIR ? Int64(info.st_nlink) : 0)
     }
 
@@ -47,6 +47,16 @@ public struct FileStamp: Hashable, Sendable {
     public static func now() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        return nanoseconds(time)
+    }
+
+    /// A file time in nanoseconds since 1970, saturated at the ends of `Int64` (years 1677 and
+    /// 2262): whoever writes a file sets its time, and a replication engine keeps a peer's, so
+    /// a folder dated 2400 must not trap.
+    public static func nanoseconds(_ time: timespec) -> Int64 {
+        let (seconds, overflow) = Int64(time.tv_sec).multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return time.tv_sec < 0 ? .min : .max }
+        let (sum, carried) = seconds.addingReportingOverflow(Int64(time.tv_nsec))
+        return carried ? .max : sum
     }
 }

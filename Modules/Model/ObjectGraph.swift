@@ -175,3 +175,15 @@ public struct ObjectGraph: Hashable, Sendable, Codable {
         }
     }
 }
+
+extension Date {
+    /// Whole milliseconds since 1970, clamped to `Int64` (0 for a date that is not a number):
+    /// dates come from peers' files, and `Int64(_:)` of a `Double` out of range traps.
+    public var clampedMilliseconds: Int64 {
+        let milliseconds = (timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite else { return 0 }
+        if milliseconds >= 9.2e18 { return .max }
+        if milliseconds <= -9.2e18 { return .min }
+        return Int64(milliseconds)
+    }
+}

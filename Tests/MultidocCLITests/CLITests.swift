@@ -257,6 +257,36 @@ import TestSupport
         #expect(folders == ["Moving"], "\(folders)")
     }
 
+    /// Times no clock holds crash nothing: container folders dated in the year 2400 (a
+    /// replication engine keeps a peer's file times; nanoseconds since 1970 overflowed) and a
+    /// log whose `modified` date is 10^300 seconds away (its milliseconds overflowed the
+    /// catalog's line).
+    @Test func timesBeyondAnyClockCrashNothing() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Far"], root: rootA).status == 0)
+        let logs = try #require(FileManager.default.enumerator(atPath: container)?.allObjects as? [String]).filter { $0.hasSuffix(".log") }
+        for log in logs {
+            let url = URL(fileURLWithPath: container + "/" + log)
+            let text = try String(contentsOf: url, encoding: .utf8)
+            let changed = text.replacingOccurrences(of: #""date"\s*:\s*[-0-9.eE+]+"#, with: #""date":1e300"#, options: .regularExpression)
+            #expect(changed != text, "the log holds a date to change: \(text)")
+            try Data(changed.utf8).write(to: url)
+        }
+        let far = try #require(Calendar(identifier: .gregorian).date(from: DateComponents(year: 2400, month: 1, day: 1)))
+        let folders = try #require(FileManager.default.enumerator(atPath: container)?.allObjects as? [String])
+        for path in folders + [""] where !path.hasSuffix(".log") && !path.hasSuffix(".json") {
+            try FileManager.default.setAttributes([.modificationDate: far], ofItemAtPath: container + "/" + path)
+        }
+        let list = try multidoc(["list"], root: rootB)
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdout.contains("Far"), "\(list.stdout)")
+        #expect(try multidoc(["show", "Far"], root: rootB).status == 0)
+        #expect(try multidoc(["list", "--json"], root: rootB).status == 0)
+        let verify = try multidoc(["container", "verify"], root: rootB)
+        #expect(verify.status == 0 || verify.status == 9, "\(verify.stderr)")
+        #expect(!verify.stderr.contains("Fatal error"))
+    }
+
     /// A full disk, as the kernel reports it (every file capped at a few KB): the save fails
     /// with one clear line and a non-zero code, and the document keeps its last saved state.
     @Test(arguments: ["sqlite", "json"])
