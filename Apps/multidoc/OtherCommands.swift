@@ -319,8 +319,8 @@ extension Status {
 
 struct ContainerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "container", abstract: "Look at, copy, verify or reset the shared container.",
-        subcommands: [ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerReset.self, ContainerAdopt.self],
+        commandName: "container", abstract: "Look at, copy, verify, repair or reset the shared container.",
+        subcommands: [ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerRepair.self, ContainerReset.self, ContainerAdopt.self],
         defaultSubcommand: ContainerStatus.self)
 
     static func container(_ setup: DeviceSetup) throws -> Container {
@@ -451,6 +451,43 @@ struct ContainerCommand: AsyncParsableCommand {
                 let report = try await library.closing { await $0.sync() }
                 print("container reset; new identity \(identity.containerID.uuidString.lowercased())")
                 for problem in report.problems { print("  \(problem)") }
+            }
+        }
+    }
+
+    struct ContainerRepair: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "repair",
+            abstract: "Let devices go on past logs missing from the container.",
+            discussion: """
+                A log missing while later ones of its device are there stops every device that has \
+                not applied it (sync, list and verify report it). When this device has what is \
+                missing, repair writes a baseline of its copy that covers it; otherwise it names \
+                the device to run it on. Exits 0 when nothing is left stalled, 1 when something is.
+                """)
+        @OptionGroup var options: GlobalOptions
+
+        struct Row: Encodable {
+            var name: String
+            var repaired: Bool
+            var gaps: [String]
+            var detail: String
+        }
+
+        func run() async throws {
+            try await runCommand {
+                let outcomes = try await options.withLibrary { library in try await library.repairGaps() }
+                if options.json {
+                    try printJSON(outcomes.map { Row(name: $0.name, repaired: $0.repaired, gaps: $0.gaps.map(\.description), detail: $0.detail) })
+                } else if outcomes.isEmpty {
+                    print("nothing to repair: no document waits for a missing log")
+                } else {
+                    for outcome in outcomes {
+                        let gaps = outcome.gaps.map { "\($0) (log \($0.nextPresent) is there)" }.joined(separator: ", ")
+                        print("\(outcome.name): \(outcome.repaired ? "repaired" : "not repaired"): missing \(gaps); \(outcome.detail)")
+                    }
+                }
+                if outcomes.contains(where: { !$0.repaired }) { throw ExitCode.failure }
             }
         }
     }

@@ -86,7 +86,7 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
         case let error as FileIOError:
             self.init(.writeFailed, error.description, cause: error)
         default:
-            self.init(.failure, "\(error)", cause: error as? any Error & Sendable)
+            self.init(.failure, "\(error)", cause: error)
         }
     }
 

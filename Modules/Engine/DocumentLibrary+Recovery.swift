@@ -122,4 +122,40 @@ extension DocumentLibrary {
         logger.warning("recovered document", metadata: ["name": "\(record.name)", "report": "\(report)"])
         return document
     }
+
+    /// `multidoc container repair`: for every cloud document that a device joining now would
+    /// wait on for a missing log, writes a baseline of this device's copy when it holds what is
+    /// missing, so every device can go on past the gap. Returns one outcome per stalled document.
+    public func repairGaps() async throws -> [GapRepair] {
+        let replicator = try usableCloud()
+        guard replicator.container.isAvailable else {
+            throw EngineError.containerUnavailable("container \(replicator.container.root.path) is unavailable")
+        }
+        var outcomes: [GapRepair] = []
+        for record in allRecords().filter({ $0.location == .cloud }).sorted(by: { $0.id < $1.id }) {
+            let gaps = replicator.standingGaps(record.id)
+            guard !gaps.isEmpty else { continue }
+            let document = try await open(record)
+            let applied = try document.read().sync.applied
+            let missing = gaps.filter { gap in (applied[gap.device] ?? 0) < gap.nextPresent - 1 }
+            guard missing.isEmpty else {
+                outcomes.append(GapRepair(name: record.name.rawValue, gaps: gaps, repaired: false,
+                    detail: "this device does not have \(missing.map(\.description).joined(separator: ", ")) either; run 'multidoc container repair' on the device that wrote it"))
+                continue
+            }
+            let url = try replicator.writeBaseline(record.id, from: document.store)
+            logger.notice("repaired a gap with a baseline", metadata: ["name": "\(record.name)", "baseline": "\(url.lastPathComponent)"])
+            outcomes.append(GapRepair(name: record.name.rawValue, gaps: gaps, repaired: true, detail: "wrote baseline \(url.path)"))
+        }
+        await closeWhatThePassOpened()
+        return outcomes
+    }
+}
+
+/// What `container repair` did about one stalled document.
+public struct GapRepair: Sendable {
+    public let name: String
+    public let gaps: [LogGap]
+    public let repaired: Bool
+    public let detail: String
 }

@@ -225,6 +225,11 @@ extension DocumentLibrary {
         return report
     }
 
+    /// How long a log may be missing while a later one of its device is there before the pass
+    /// reports the document as stalled (a replication engine delivers in any order, within
+    /// seconds): one minute.
+    static let stallAge: TimeInterval = 60
+
     /// How many documents with work a pass opens at once (bounds open stores and memory).
     static let passBatch = 16
     /// How many documents' store and container work run side by side.
@@ -319,6 +324,11 @@ extension DocumentLibrary {
         report.importedLogs += imported.imported.count
         for file in imported.quarantined { quarantine(file, in: &report) }
         for copy in work.copies { quarantine(copy, in: &report) }
+        for gap in imported.gaps {
+            let age = gap.since.map { configuration.now().timeIntervalSince($0) } ?? .infinity
+            guard age >= Self.stallAge else { continue }
+            report.problems.append(.stalled(name: record.name.rawValue, gap: gap, age: age.isFinite ? Int(max(0, min(age, 1e9))) : 0))
+        }
         let fromPeers = imported.imported.filter { $0.device != identity.id }
         if !imported.summary.isEmpty {
             emit(.didImport(record.id, imported.summary, from: Array(Set(fromPeers.map(\.deviceName))).sorted()))

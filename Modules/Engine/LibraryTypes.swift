@@ -132,6 +132,9 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     case keptLocal(name: String)
     /// This device's progress could not be written to the container's registry.
     case registration(String)
+    /// A document waits behind a log missing from the container for longer than a replication
+    /// engine takes to deliver one (`age`, seconds): lost, most likely.
+    case stalled(name: String, gap: LogGap, age: Int)
 
     public var description: String {
         switch self {
@@ -141,6 +144,8 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
         case .discovery(let name, let detail): "cannot create a local copy of \(name): \(detail)"
         case .keptLocal(let name): "\(name) is not in the new container; kept as a local document"
         case .registration(let detail): detail
+        case .stalled(let name, let gap, let age):
+            "\(name) has waited \(age >= 120 ? "\(age / 60) min" : "\(age) s") for \(gap), missing from the container while log \(gap.nextPresent) is there; if it was lost, run 'multidoc container repair' on the device that wrote it (or one that has it)"
         }
     }
 }

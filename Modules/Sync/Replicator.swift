@@ -189,6 +189,7 @@ public struct Replicator: Sendable {
             report.imported.append(contentsOf: result.1.map(ImportedLog.init))
         }
         let applied = try store.read().sync.applied
+        report.gaps = plan.gaps
         report.progress = progress(document, applied: applied)
         return report
     }
@@ -210,6 +211,7 @@ public struct Replicator: Sendable {
     private struct Plan {
         var runs: [(device: DeviceID, sequences: [UInt64])] = []
         var needsBaseline = false
+        var gaps: [LogGap] = []
     }
 
     private func makePlan(_ document: DocumentID, applied: [DeviceID: UInt64], report: inout ImportReport) -> Plan {
@@ -223,19 +225,40 @@ public struct Replicator: Sendable {
             if first != have + 1 {
                 // The next log is missing: it may still be on its way, or pruned after a baseline.
                 plan.needsBaseline = true
-                report.waitingForGap = true
+                plan.gaps.append(gap(document, device: origin, missing: have + 1, nextPresent: first))
                 continue
             }
             var run: [UInt64] = []
             var expected = have + 1
             for sequence in present {
-                guard sequence == expected else { report.waitingForGap = true; break }
+                guard sequence == expected else {
+                    plan.gaps.append(gap(document, device: origin, missing: expected, nextPresent: sequence))
+                    break
+                }
                 run.append(sequence)
                 expected += 1
             }
             plan.runs.append((origin, run))
         }
         return plan
+    }
+
+    private func gap(_ document: DocumentID, device: DeviceID, missing: UInt64, nextPresent: UInt64) -> LogGap {
+        let next = container.logURL(document, device: device, sequence: nextPresent)
+        let since = FileIdentity(path: next.path).map { Date(timeIntervalSince1970: Double($0.modified) / 1e9) }
+        return LogGap(device: device, missing: missing, nextPresent: nextPresent, since: since)
+    }
+
+    /// The gaps a device joining now would wait behind: logs missing from the container past
+    /// what its trusted baselines cover, while later logs of the same device are there.
+    public func standingGaps(_ document: DocumentID) -> [LogGap] {
+        let latest = ContainerBounds.latestWall(at: now())
+        var covered: [DeviceID: UInt64] = [:]
+        for entry in container.baselines(document) where trustProblem(entry.baseline, latest: latest) == nil {
+            for (device, sequence) in entry.baseline.applied { covered[device] = max(covered[device] ?? 0, sequence) }
+        }
+        var report = ImportReport()
+        return makePlan(document, applied: covered, report: &report).gaps
     }
 
     /// How much of a document this device has, against what the container shows.
@@ -358,8 +381,10 @@ public struct ImportReport: Sendable {
     public var imported: [ImportedLog] = []
     public var quarantined: [QuarantinedFile] = []
     public var baselinesMerged = 0
+    /// Logs missing while later ones of the same device are there (on their way, or lost).
+    public var gaps: [LogGap] = []
     /// A later log is present but an earlier one has not arrived yet.
-    public var waitingForGap = false
+    public var waitingForGap: Bool { !gaps.isEmpty }
     public var progress = DownloadProgress(applied: 0, known: 0)
 
     /// Everything the container shows of the document is in: nothing quarantined, no gap,
@@ -367,6 +392,25 @@ public struct ImportReport: Sendable {
     public var isComplete: Bool { quarantined.isEmpty && !waitingForGap && progress.percent >= 100 }
 
     public init() {}
+}
+
+/// A device's log missing from the container while a later one is there: the device's later
+/// saves wait behind it on every device that has not applied it. Usually a log still on its way
+/// (a replication engine delivers files in any order); one missing for long was lost, and a
+/// device that applied it can write a baseline that covers it (`multidoc container repair`).
+public struct LogGap: Sendable, Hashable, CustomStringConvertible {
+    public let device: DeviceID
+    /// The first missing sequence, and the next one present.
+    public let missing: UInt64
+    public let nextPresent: UInt64
+    /// When the next present log reached this replica (its file's time): the gap is at least
+    /// this old. Nil if it could not be read.
+    public let since: Date?
+
+    public var description: String {
+        let range = nextPresent > missing + 1 ? "logs \(missing)…\(nextPresent - 1)" : "log \(missing)"
+        return "\(range) of device \(device)"
+    }
 }
 
 /// One imported log's header (for notifications and latency figures).

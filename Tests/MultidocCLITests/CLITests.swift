@@ -287,6 +287,36 @@ import TestSupport
         #expect(!verify.stderr.contains("Fatal error"))
     }
 
+    /// A log lost from the middle of a device's sequence: the device that never had it says
+    /// so (sync and list warn, repair names the device to run it on and exits 1), the writer's
+    /// repair writes a baseline that covers it, and the stalled device reaches 100%.
+    @Test func aLostLogIsReportedAndRepairedByTheDeviceThatHasIt() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Gappy"], root: rootA).status == 0)
+        for index in 1...3 { #expect(try multidoc(["edit", "Gappy", "--append", " \(index)"], root: rootA).status == 0) }
+        let logs = try #require(FileManager.default.enumerator(atPath: container)?.allObjects as? [String]).filter { $0.hasSuffix(".log") }.sorted()
+        #expect(logs.count == 4, "\(logs)")
+        try FileManager.default.removeItem(atPath: container + "/" + logs[1])
+        let old = Date().addingTimeInterval(-300)
+        for log in logs where log != logs[1] {
+            try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: container + "/" + log)
+        }
+        let sync = try multidoc(["sync"], root: rootB)
+        #expect(sync.stderr.contains("Gappy has waited 5 min for log 2 of device"), "\(sync.stderr)")
+        #expect(sync.stderr.contains("container repair"), "\(sync.stderr)")
+        let stuck = try multidoc(["container", "repair"], root: rootB)
+        #expect(stuck.status == 1, "\(stuck.stdout)\(stuck.stderr)")
+        #expect(stuck.stdout.contains("not repaired"), "\(stuck.stdout)")
+        let repaired = try multidoc(["container", "repair"], root: rootA)
+        #expect(repaired.status == 0, "\(repaired.stdout)\(repaired.stderr)")
+        #expect(repaired.stdout.contains("Gappy: repaired"), "\(repaired.stdout)")
+        let list = try #require(try json(try multidoc(["list", "--json"], root: rootB)) as? [[String: Any]])
+        #expect(list.first?["downloadPercent"] as? Int == 100, "\(list)")
+        let show = try #require(try json(try multidoc(["show", "Gappy", "--json"], root: rootB)) as? [String: Any])
+        #expect((show["text"] as? String)?.hasSuffix(" 1 2 3") == true, "\(show)")
+        #expect(try multidoc(["container", "repair"], root: rootA).stdout.contains("nothing to repair"))
+    }
+
     /// A full disk, as the kernel reports it (every file capped at a few KB): the save fails
     /// with one clear line and a non-zero code, and the document keeps its last saved state.
     @Test(arguments: ["sqlite", "json"])
