@@ -87,8 +87,17 @@ public struct Replicator: Sendable {
         var written: [URL] = []
         for (sequence, data) in outbox.sorted(by: { $0.key < $1.key }) {
             let url = try container.writeLog(data, document: document, device: device.id, sequence: sequence)
-            if let existing = try? container.readFile(url, limit: TransactionLog.maximumFileSize), existing != data {
-                throw SyncError(.writeFailed, path: url.path, detail: "a different log with this sequence is already in the container")
+            // The slot must now hold exactly this log. Anything else there — a file too big to be
+            // a log, another log of this sequence (a copy of this device's root, or a restored
+            // backup, saved the same numbers; or a forgery) — keeps the log in the outbox.
+            let existing: Data
+            do {
+                existing = try container.readFile(url, limit: TransactionLog.maximumFileSize)
+            } catch {
+                throw SyncError(.writeFailed, path: url.path, detail: "this device's log \(sequence) goes there, but the file in its place cannot be read as one (\(error)); the save waits in the outbox (was this device's root copied, or restored from a backup, so that two copies saved the same numbers? or is the file forged?)")
+            }
+            guard existing == data else {
+                throw SyncError(.writeFailed, path: url.path, detail: "a different log with this sequence is already in the container; the save waits in the outbox (was this device's root copied, or restored from a backup, so that two copies saved the same numbers? or is the file forged?)")
             }
             written.append(url)
         }

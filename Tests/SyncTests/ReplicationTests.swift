@@ -80,6 +80,36 @@ import TestSupport
         #expect(container.tombstones(of: doc).count == 1)
     }
 
+    /// Something else in the slot of this device's next log — a file too big to be a log, or
+    /// another log of that sequence — keeps the save in the outbox and says so (junk used to
+    /// count as shipped, and the save never reached a peer).
+    @Test(arguments: backends)
+    func aSlotTakenBySomethingElseKeepsTheSaveInTheOutbox(backend: SyncBackend) throws {
+        let harness = try SyncHarness(backend)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A")
+        try a.create(doc, name: "TestDoc1", text: "0", now: harness.clock.now())
+        let container = Container(root: harness.container)
+        let slot = container.logURL(doc, device: a.identity.id, sequence: 2)
+        for junk in [nil, Data("{\"format\":1}".utf8)] {
+            try? FileManager.default.removeItem(at: slot)
+            #expect(FileManager.default.createFile(atPath: slot.path, contents: junk ?? Data()))
+            if junk == nil {
+                // Sparse, 40 MiB: over what any log may be.
+                let handle = try FileHandle(forWritingTo: slot)
+                try handle.truncate(atOffset: 40 * 1024 * 1024)
+                try handle.close()
+            }
+            let store = try a.store(doc)
+            defer { store.close() }
+            if try store.read().sync.outbox.isEmpty {
+                try a.replicator.commit([.update(ObjectID("text-\(doc)"), attributes: ["text": .string("1")])], document: doc, to: store, ship: true)
+            }
+            #expect(throws: SyncError.self) { try a.replicator.flush(doc, in: store) }
+            #expect(try store.read().sync.outbox.keys.sorted() == [2])
+        }
+    }
+
     @Test(arguments: backends)
     func aThirdDeviceJoiningAfterAThousandEditsGetsTheSameGraph(backend: SyncBackend) throws {
         let harness = try SyncHarness(backend)
