@@ -148,9 +148,11 @@ extension DocumentLibrary {
         // A preview stands for an import only in a pass that previews: any other imports.
         let previewing = scope.isFull && firstImports == .whenNeeded
         let stamps = quietStamps(passing, container)
+        let checkedAt = ContinuousClock.now
+        quietChecked.reserveCapacity(passing.count)
         for (record, stamp) in zip(passing, stamps) {
             if let mark = catalog.quiet(record.id), let stamp, stamp.stamps == mark.stamps, previewing || !mark.preview {
-                quietChecked[record.id] = .now
+                quietChecked[record.id] = checkedAt
                 report.skippedQuiet += 1
                 if registryChanged, mark.ownLogs > 0 {
                     // Others may have applied this device's logs since: prune what they all have.
@@ -465,18 +467,31 @@ extension DocumentLibrary {
     /// wrote there (or the file is not the one it wrote). Quiet documents give their applied
     /// map from the catalog, so this costs no store opened.
     private func registerIfChanged(_ replicator: Replicator, _ report: inout SyncReport) async {
-        var applied: [DocumentID: [DeviceID: UInt64]] = [:]
-        for record in allRecords(reusingRecentCheck: true) where record.location == .cloud {
+        // The digest is made while walking the records in order (no map of 10,000 maps built
+        // for a registry that, most times, did not change); the map is built only to write it.
+        var hash = FNV1a()
+        var peeked: [DocumentID: [DeviceID: UInt64]] = [:]
+        let records = allRecords(reusingRecentCheck: true).filter { $0.location == .cloud }.sorted { $0.id < $1.id }
+        for record in records {
+            let applied: [DeviceID: UInt64]
             if let mark = catalog.quiet(record.id) {
-                applied[record.id] = mark.applied
+                applied = mark.applied
             } else if let contents = try? await peek(record) {
-                applied[record.id] = contents.sync.applied
+                applied = contents.sync.applied
+                peeked[record.id] = applied
+            } else {
+                continue
             }
+            Self.mix(record.id, applied, into: &hash)
         }
-        let digest = Self.digest(applied)
+        let digest = hash.value
         if let registration = catalog.registration, registration.digest == digest,
            registration.stamp == replicator.container.registryStamp(of: identity.id) {
             return
+        }
+        var applied: [DocumentID: [DeviceID: UInt64]] = peeked
+        for record in records where peeked[record.id] == nil {
+            if let mark = catalog.quiet(record.id) { applied[record.id] = mark.applied }
         }
         do {
             try replicator.register(applied: applied)
@@ -486,17 +501,19 @@ extension DocumentLibrary {
         }
     }
 
-    /// A 64-bit FNV-1a digest of an applied map, in a fixed order.
-    static func digest(_ applied: [DocumentID: [DeviceID: UInt64]]) -> UInt64 {
-        var hash = FNV1a()
-        for (document, devices) in applied.sorted(by: { $0.key < $1.key }) {
-            for byte in withUnsafeBytes(of: document.uuid.uuid, Array.init) { hash.mix(UInt64(byte)) }
-            for (device, sequence) in devices.sorted(by: { $0.key < $1.key }) {
-                for byte in withUnsafeBytes(of: device.uuid.uuid, Array.init) { hash.mix(UInt64(byte)) }
-                hash.mix(sequence)
-            }
+    /// Mixes one document's applied map into a digest: its UUID, then each device's UUID and
+    /// sequence in device order.
+    static func mix(_ document: DocumentID, _ devices: [DeviceID: UInt64], into hash: inout FNV1a) {
+        hash.mix(uuid: document.uuid)
+        if devices.count == 1, let (device, sequence) = devices.first {
+            hash.mix(uuid: device.uuid)
+            hash.mix(sequence)
+            return
         }
-        return hash.value
+        for (device, sequence) in devices.sorted(by: { $0.key < $1.key }) {
+            hash.mix(uuid: device.uuid)
+            hash.mix(sequence)
+        }
     }
 
     /// The trusted quiet mark of a document: its stamps are still the ones the pass saw.

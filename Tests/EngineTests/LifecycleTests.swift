@@ -257,7 +257,9 @@ import TestSupport
         try await a.rename(created.id, to: try DocumentName("Groceries"))
         await b.sync()
         #expect(await b.list().map(\.name) == ["Groceries"])
-        #expect(FileManager.default.fileExists(atPath: harness.root("B").appendingPathComponent("Documents/\(created.id)/Groceries").path))
+        // The store stays in its folder (a rename never moves it) and still opens under the new name.
+        #expect(FileManager.default.fileExists(atPath: harness.root("B").appendingPathComponent("Documents/\(created.id)/\(created.name)").path))
+        #expect(try await b.detail(created.id).summary.name == "Groceries")
     }
 
     @Test func convertKeepsEverything() async throws {
