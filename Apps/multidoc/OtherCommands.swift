@@ -409,10 +409,16 @@ struct ContainerCommand: AsyncParsableCommand {
                 let (setup, _) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
                 var problems: [String] = []
-                do { _ = try ContainerCommand.identity(of: container) } catch { problems.append("\(error)") }
-                for copy in container.conflictCopies(in: nil) { problems.append("\(copy.url.path): conflict copy") }
+                do throws(SyncError) {
+                    _ = try container.identity()
+                } catch {
+                    // A container this user cannot list is not one with problems in it: nothing was checked.
+                    if error.kind == .containerUnavailable { throw EngineError.containerUnavailable(error.description) }
+                    problems.append("\(error)")
+                }
+                // verify() names every file once, conflict copies included.
                 let verification = container.verify()
-                for file in verification.problems where !problems.contains(file.description) { problems.append(file.description) }
+                problems += verification.problems.map(\.description)
                 let waiting = verification.waiting.map(\.description)
                 if options.json {
                     struct Output: Encodable { var checkedFiles: Int; var checkedLogs: Int; var problems: [String]; var waiting: [String] }

@@ -80,3 +80,49 @@ extension FileIdentity {
             size: Int64(info.st_size))
     }
 }
+
+extension DirectoryHandle {
+    /// The names in the folder at `path` (without `.` and `..`, unsorted); a folder that does
+    /// not exist has none.
+    ///
+    /// Unlike `FileManager.contentsOfDirectory`, which callers turned into "empty" with `try?`,
+    /// a folder that is there but cannot be listed is an error: one this user may not read
+    /// (`EACCES`), a file where the folder belongs (`ENOTDIR`), a symbolic link (`ELOOP`, never
+    /// followed). Treating those as empty once made a device seed a second identity into a
+    /// container it could not read.
+    /// - Throws: ``FileIOError`` with the operation "list", the path and the system's code.
+    public static func names(at path: String) throws(FileIOError) -> [String] {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == ENOENT { return [] }
+            throw FileIOError(path: path, operation: "list", errno: code, detail: listingProblem(code))
+        }
+        guard let directory = fdopendir(descriptor) else {
+            let code = errno
+            close(descriptor)
+            throw FileIOError(path: path, operation: "list", errno: code)
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        errno = 0
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        if errno != 0 { throw FileIOError(path: path, operation: "list", errno: errno) }
+        return names
+    }
+
+    /// What a failed listing means, in words that say what to do.
+    static func listingProblem(_ code: Int32) -> String? {
+        switch code {
+        case EACCES, EPERM: "permission denied: this user may not read it; give it read and search permission (chmod u+rx) or run as its owner"
+        case ENOTDIR: "not a folder (a file is where a folder belongs); move the file out of the way"
+        case ELOOP: "a symbolic link, which is never followed; replace it with the folder itself"
+        default: nil
+        }
+    }
+}

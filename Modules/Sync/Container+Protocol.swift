@@ -135,7 +135,10 @@ extension Container {
     ) throws(SyncError) -> (identity: ContainerIdentity, shared: Set<DocumentID>) {
         let current = try identity()
         let adoptedID = current?.containerID ?? newID
-        let shared = Set(documentIDs().filter { !isLeftOver($0, inForce: [adoptedID]) })
+        // Listed so that a folder this device cannot read stops the adoption: taken for an
+        // empty one, it would turn every cloud document into a local one.
+        let present = try names(in: documentsDirectory).compactMap { DocumentID($0) }
+        let shared = Set(present.filter { !isLeftOver($0, inForce: [adoptedID]) })
         let adopted: ContainerIdentity
         if let current { adopted = current } else { adopted = try seedIdentity(device: device, now: now, newID: adoptedID, replacing: [remembered]) }
         return (adopted, shared)

@@ -114,8 +114,12 @@ public struct Container: Sendable {
     /// Throws ``SyncError/Kind/containerUnavailable`` unless the folder is usable.
     public func checkAvailable() throws(SyncError) {
         guard isAvailable else {
-            let exists = FileManager.default.fileExists(atPath: root.path)
-            throw SyncError(.containerUnavailable, path: root.path, detail: exists ? "not a readable folder" : "no such folder")
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory)
+            let detail = !exists ? "no such folder"
+                : !isDirectory.boolValue ? "not a folder (a file is where the container belongs)"
+                : "permission denied: this user may not read it; give it read and search permission (chmod u+rx) or run as its owner"
+            throw SyncError(.containerUnavailable, path: root.path, detail: detail)
         }
     }
 
@@ -149,7 +153,9 @@ public struct Container: Sendable {
         try checkAvailable()
         var result: [ContainerIdentity] = []
         var damaged: SyncError?
-        for name in listNames(identityDirectory) where name.hasSuffix(".json") {
+        // A folder that cannot be listed is not an empty one: seeding beside identities this
+        // device cannot see would split the devices.
+        for name in try names(in: identityDirectory) where name.hasSuffix(".json") {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             let identity: ContainerIdentity
             do {
@@ -179,8 +185,22 @@ public struct Container: Sendable {
 
     // MARK: Reading
 
+    /// Names in a folder, without ignored names, sorted; a folder that does not exist has none.
+    /// - Throws: ``SyncError/Kind/containerUnavailable`` naming the folder when it is there but
+    ///   cannot be listed (no permission, a file where the folder belongs, a symbolic link on
+    ///   its path): for readers that must not take such a folder for an empty one.
+    func names(in url: URL) throws(SyncError) -> [String] {
+        if let problem = symlinkProblem(url) { throw SyncError(.containerUnavailable, path: url.path, detail: problem) }
+        do {
+            return try DirectoryHandle.names(at: url.path).filter { !ContainerFiles.isIgnored($0) }.sorted()
+        } catch {
+            throw SyncError(.containerUnavailable, path: url.path, detail: error.detail ?? "cannot list it: \(error.description)")
+        }
+    }
+
     /// Names in a folder, without ignored names, sorted. Missing folder, or a folder reached
-    /// through a symbolic link: empty.
+    /// through a symbolic link: empty. For readers that may miss a folder they cannot list
+    /// (``names(in:)`` throws instead).
     func listNames(_ url: URL) -> [String] {
         guard symlinkProblem(url) == nil else { return [] }
         return ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [])
@@ -230,6 +250,12 @@ public struct Container: Sendable {
         return try AtomicFile.read(url, limit: limit, followSymlinks: false)
     }
 
+    /// Whether `url` is a folder itself (not a link to one).
+    static func isFolder(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
     /// Every document folder's UUID.
     func documentIDs() -> [DocumentID] {
         // Read on every discovery, 10,000 names and more: `readdir` and a UUID parse each (a
@@ -274,7 +300,10 @@ public struct Container: Sendable {
                 }
                 result[id, default: []].append(tombstone)
             } catch {
-                problems.append(QuarantinedFile(url: url, reason: "not a tombstone, not applied (\(Self.summarize(error)))"))
+                let reason = Self.isFolder(url)
+                    ? "a folder where a tombstone belongs; not applied: remove it or move it out of the container"
+                    : "not a tombstone, not applied (\(Self.summarize(error)))"
+                problems.append(QuarantinedFile(url: url, reason: reason))
             }
         }
         return (result, problems)

@@ -146,6 +146,23 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: folder.appending("container/documents").path))
     }
 
+    /// A container whose `identity/` cannot be listed (a file where the folder belongs, which
+    /// stops root too; mode 000 does the same for other users) is not an empty container:
+    /// nothing is seeded into it, and verify and sync fail with one line naming the folder.
+    @Test func aContainerItCannotListIsNotTakenForAnEmptyOne() throws {
+        defer { folder.remove() }
+        let identity = folder.appending("container/identity")
+        try Data("x".utf8).write(to: identity)
+        for arguments in [["container", "verify"], ["sync"], ["sync", "--json"]] {
+            let result = try multidoc(arguments, root: rootA)
+            #expect(result.status == 7, "\(arguments): \(result.stdout) \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("multidoc: error: \(identity.path): "), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("not a folder"), "\(arguments): \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: identity) == Data("x".utf8))
+    }
+
     /// `list` previews a document it discovers (no store yet); opening it makes the local copy
     /// with everything `list` showed, and without the container it says why it cannot.
     @Test func aListedDocumentIsMadeLocalWhenFirstOpened() throws {
