@@ -21,6 +21,8 @@ struct SyncCommand: AsyncParsableCommand {
         var exportedLogs: Int
         var quarantined: [String]
         var problems: [String]
+        /// Documents whose saves could not be shipped into the container (exit 10).
+        var unshipped: [String]
     }
 
     func run() async throws {
@@ -41,7 +43,8 @@ struct SyncCommand: AsyncParsableCommand {
             guard let report = watched else { return }
             let output = Output(cloudAvailable: report.cloudAvailable, discovered: report.discovered, removed: report.removed,
                                 importedLogs: report.importedLogs, exportedLogs: report.exportedLogs,
-                                quarantined: report.quarantined.map(\.description), problems: report.problems.map(\.description))
+                                quarantined: report.quarantined.map(\.description), problems: report.problems.map(\.description),
+                                unshipped: report.unshipped)
             guard setup.container != nil else {
                 throw EngineError.containerUnavailable(
                     "no container is configured: nothing to sync (--container DIR, MULTIDOC_CONTAINER, or: multidoc settings set Container DIR)")
@@ -58,6 +61,13 @@ struct SyncCommand: AsyncParsableCommand {
             } else {
                 print("imported \(report.importedLogs) logs, exported \(report.exportedLogs), discovered \(report.discovered.count), removed \(report.removed.count)")
                 reportSync(report, json: false)
+            }
+            // Saves that stayed on this device are not synced, whatever else the pass did.
+            let unshipped = report.unshipped
+            if !unshipped.isEmpty {
+                let which = unshipped.count == 1 ? "\(unshipped[0])'s saves were" : "saves of \(unshipped.count) documents were"
+                throw AppError(.writeFailed, "\(which) not shipped into the container at \(setup.container?.path ?? "?") "
+                    + "(it is read-only, full or damaged: see the warnings, or run `multidoc container verify`); they wait in the outbox for the next sync")
             }
         }
     }

@@ -196,11 +196,11 @@ extension DocumentLibrary {
                 do {
                     let document = try result.get()
                     if record.origin == .created, !container.isPublished(record.id, by: identity.id) {
-                        try publish(document, baseline: true)
+                        do { try publish(document, baseline: true) } catch { throw UnshippedSaves(cause: error) }
                     }
                     opened.append((record, document))
                 } catch {
-                    report.problems.append(.document(name: record.name.rawValue, detail: "\(error)"))
+                    report.problems.append(Self.problem(record, error))
                     await closeIfThePassOpened(record.id)
                 }
             }
@@ -215,7 +215,7 @@ extension DocumentLibrary {
                         recordsChanged = true
                     }
                 } catch {
-                    report.problems.append(.document(name: record.name.rawValue, detail: "\(error)"))
+                    report.problems.append(Self.problem(record, error))
                 }
                 await closeIfThePassOpened(record.id)
             }
@@ -231,6 +231,17 @@ extension DocumentLibrary {
     /// reports the document as stalled (a replication engine delivers in any order, within
     /// seconds): one minute.
     static let stallAge: TimeInterval = 60
+
+    /// Shipping a document's saves failed: a pass says so apart from other failures, so that
+    /// `multidoc sync` does not exit 0 when peers got nothing.
+    struct UnshippedSaves: Error {
+        let cause: any Error
+    }
+
+    static func problem(_ record: LocalDocumentRecord, _ error: any Error) -> SyncProblem {
+        if let error = error as? UnshippedSaves { return .unshipped(name: record.name.rawValue, detail: "\(error.cause)") }
+        return .document(name: record.name.rawValue, detail: "\(error)")
+    }
 
     /// How many documents with work a pass opens at once (bounds open stores and memory).
     static let passBatch = 16
@@ -254,7 +265,8 @@ extension DocumentLibrary {
         @Sendable func one(_ record: LocalDocumentRecord, _ document: OpenDocument) -> Result<DocumentWork, any Error> {
             Result {
                 let before = try document.read()
-                let exported = try replicator.flush(record.id, in: document.store).count
+                let exported: Int
+                do { exported = try replicator.flush(record.id, in: document.store).count } catch { throw UnshippedSaves(cause: error) }
                 let imported = try replicator.importPending(record.id, into: document.store)
                 document.invalidate()
                 let contents = try document.read()

@@ -135,6 +135,10 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     /// A document waits behind a log missing from the container for longer than a replication
     /// engine takes to deliver one (`age`, seconds): lost, most likely.
     case stalled(name: String, gap: LogGap, age: Int)
+    /// A document's saves could not be shipped into the container (read-only, full, a file
+    /// where its folder belongs): they wait in its outbox and are shipped by a later pass, but
+    /// no peer has them yet.
+    case unshipped(name: String, detail: String)
 
     public var description: String {
         switch self {
@@ -146,6 +150,7 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
         case .registration(let detail): detail
         case .stalled(let name, let gap, let age):
             "\(name) has waited \(age >= 120 ? "\(age / 60) min" : "\(age) s") for \(gap), missing from the container while log \(gap.nextPresent) is there; if it was lost, run 'multidoc container repair' on the device that wrote it (or one that has it)"
+        case .unshipped(let name, let detail): "\(name): saves not shipped, kept in its outbox: \(detail)"
         }
     }
 }
@@ -166,6 +171,11 @@ public struct SyncReport: Sendable, Equatable {
     /// unreadable (``EngineError/containerUnavailable(_:)``), of a newer format
     /// (``EngineError/containerFormat(_:)``), or refused after its identity changed.
     public var containerError: EngineError?
+
+    /// The documents whose saves could not be shipped (``SyncProblem/unshipped(name:detail:)``).
+    public var unshipped: [String] {
+        problems.compactMap { if case .unshipped(let name, _) = $0 { name } else { nil } }
+    }
 
     public init() {}
 }

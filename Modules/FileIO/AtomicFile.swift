@@ -137,20 +137,44 @@ public enum AtomicFile {
     }
 
     /// Creates a directory and its parents with mode 0700 (files multidoc makes are private).
+    /// - Throws: ``FileIOError`` naming the folder that could not be made and why, from the
+    ///   system's code (`EEXIST`: a file is where the folder belongs; `EACCES`, `EROFS`,
+    ///   `ENOSPC` …), never Foundation's generic "the operation could not be completed".
     public static func makeDirectory(_ url: URL) throws(FileIOError) {
-        // The common case in one call (FileManager adds a chmod, a chown and an attribute
-        // listing per folder: a tenth of a 10,000-document join); a missing parent, an
-        // existing path or any error goes the long way, which reports it.
-        if mkdir(url.path, 0o700) == 0 { return }
-        do {
-            try FileManager.default.createDirectory(
-                at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
-                return
-            }
-            throw FileIOError(path: url.path, operation: "create directory", errno: (error as NSError).code == 0 ? EIO : Int32(EACCES), detail: "\(error.localizedDescription)")
+        // mkdir(2) per missing component: one call in the common case (FileManager added a
+        // chmod, a chown and an attribute listing per folder: a tenth of a 10,000-document
+        // join), and errors with their errno.
+        try makeDirectory(path: url.path, depth: 0)
+    }
+
+    private static func makeDirectory(path: String, depth: Int) throws(FileIOError) {
+        if mkdir(path, 0o700) == 0 { return }
+        let code = errno
+        switch code {
+        case EEXIST:
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+            throw FileIOError(path: path, operation: "create folder", errno: ENOTDIR, detail: "a file is where this folder belongs; move it out of the way")
+        case ENOENT where depth < 256:
+            let parent = (path as NSString).deletingLastPathComponent
+            guard !parent.isEmpty, parent != path else { break }
+            try makeDirectory(path: parent, depth: depth + 1)
+            // Once more now that the parent is there (EEXIST from a racing process is checked).
+            return try makeDirectory(path: path, depth: depth + 256)
+        default:
+            break
+        }
+        throw FileIOError(path: path, operation: "create folder", errno: code, detail: folderProblem(code))
+    }
+
+    /// What a failed `mkdir` means, in words that say what to do (nil: the system's words).
+    static func folderProblem(_ code: Int32) -> String? {
+        switch code {
+        case EACCES, EPERM: "permission denied: this user may not write in its parent folder (or it is immutable); fix its permissions (chmod u+rwx, chattr -i) or run as its owner"
+        case EROFS: "the file system is read-only"
+        case ENOSPC, EDQUOT: "no space left on the device (or the quota is reached)"
+        case ENOTDIR: "a file is where one of its parent folders belongs; move it out of the way"
+        default: nil
         }
     }
 

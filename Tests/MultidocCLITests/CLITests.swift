@@ -163,6 +163,45 @@ import TestSupport
         #expect(try Data(contentsOf: identity) == Data("x".utf8))
     }
 
+    /// `sync` that could not ship a save (a file where this device's log folder belongs, as a
+    /// damaged or read-only container does to root; a full disk by RLIMIT_FSIZE) exits 10 and
+    /// names the document in `--json`'s `unshipped`; once the container takes it, 0.
+    @Test func syncFailsWhenSavesCouldNotBeShipped() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Doc"], root: rootA).status == 0)
+        let documents = folder.appending("container/documents")
+        let document = try #require(try FileManager.default.contentsOfDirectory(atPath: documents.path).first)
+        let logs = documents.appendingPathComponent("\(document)/logs")
+        let device = try #require(try FileManager.default.contentsOfDirectory(atPath: logs.path).first)
+        let ownLogs = logs.appendingPathComponent(device)
+        let aside = folder.appending("aside")
+        try FileManager.default.moveItem(at: ownLogs, to: aside)
+        try Data("x".utf8).write(to: ownLogs)
+        #expect(try multidoc(["edit", "Doc", "--append", " more", "--fast-save", "off"], root: rootA).status == 0)
+        let plain = try multidoc(["sync"], root: rootA)
+        #expect(plain.status == 10, "\(plain.stdout) \(plain.stderr)")
+        #expect(plain.stderr.contains("Doc's saves were not shipped"), "\(plain.stderr)")
+        #expect(plain.stderr.contains("a file is where this folder belongs"), "\(plain.stderr)")
+        let json = try multidoc(["sync", "--json"], root: rootA)
+        #expect(json.status == 10)
+        #expect((try self.json(json) as? [String: Any])?["unshipped"] as? [String] == ["Doc"], "\(json.stdout)")
+        // A full disk: with the folder back, a log larger than the file-size limit cannot be
+        // written (the edit's own pass could not ship it either).
+        let big = String(repeating: "y", count: 96 * 1024)
+        #expect(try multidoc(["edit", "Doc", "--append", big, "--fast-save", "off"], root: rootA).status == 0)
+        try FileManager.default.removeItem(at: ownLogs)
+        try FileManager.default.moveItem(at: aside, to: ownLogs)
+        let full = try ProductRunner.run("multidoc", ["sync", "--json", "--root", rootA, "--container", container], fileSizeLimit: 64 * 1024)
+        #expect(full.status == 10, "\(full.stderr)")
+        #expect((try self.json(full) as? [String: Any])?["unshipped"] as? [String] == ["Doc"], "\(full.stdout)")
+        // With room again: shipped, exit 0, nothing unshipped.
+        let shipped = try multidoc(["sync", "--json"], root: rootA)
+        #expect(shipped.status == 0, "\(shipped.stderr)")
+        #expect((try self.json(shipped) as? [String: Any])?["unshipped"] as? [String] == [])
+        let onB = try #require(try self.json(try multidoc(["show", "Doc", "--json"], root: rootB)) as? [String: Any])
+        #expect((onB["text"] as? String)?.hasSuffix(big) == true)
+    }
+
     /// `list` previews a document it discovers (no store yet); opening it makes the local copy
     /// with everything `list` showed, and without the container it says why it cannot.
     @Test func aListedDocumentIsMadeLocalWhenFirstOpened() throws {
