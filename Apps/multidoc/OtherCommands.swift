@@ -403,8 +403,8 @@ struct ContainerCommand: AsyncParsableCommand {
                 }
                 let skipped = try await library.copyContainer(to: url)
                 print("copied the container to \(url.path)")
-                for path in skipped {
-                    FileHandle.standardError.write(Data("multidoc: warning: \(path): a link or special file, not copied\n".utf8))
+                for file in skipped {
+                    FileHandle.standardError.write(Data("multidoc: warning: \(file.description)\n".utf8))
                 }
             }
         }

@@ -444,6 +444,11 @@ public struct QuarantinedFile: Sendable, Hashable, CustomStringConvertible {
     public let url: URL
     public let reason: String
     public var description: String { "\(url.path): \(reason)" }
+
+    public init(url: URL, reason: String) {
+        self.url = url
+        self.reason = reason
+    }
 }
 
 /// The seed's "percent downloaded": logs applied against logs known.

@@ -470,6 +470,36 @@ import TestSupport
         #expect(show.stderr.contains("not copied"))
     }
 
+    /// A peer's 1 GB sparse file and a file over the copy's limit are named, not copied (the
+    /// sparse one once filled the disk); what is copied is private to its user (0600).
+    @Test func copyContainerOnSegueSkipsSparseAndOversizedFilesAndCopiesPrivately() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Doc"], root: rootA).status == 0)
+        let sparse = folder.appending("container/documents/sparse.bin"), huge = folder.appending("container/documents/huge.bin")
+        for (url, size) in [(sparse, 8 << 20), (huge, 1 << 30)] {
+            #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
+            #expect(truncate(url.path, off_t(size)) == 0)
+        }
+        let show = try multidoc(["show", "Doc", "--copy-container-on-segue", "on"], root: rootA)
+        #expect(show.status == 0, "\(show.stderr)")
+        let copy = folder.appending("A/Documents/copyOfCloudContainer")
+        for name in ["sparse.bin", "huge.bin"] {
+            #expect(!FileManager.default.fileExists(atPath: copy.appendingPathComponent("documents/\(name)").path))
+        }
+        let copied = try FileManager.default.subpathsOfDirectory(atPath: copy.path)
+        #expect(copied.contains { $0.hasSuffix(".log") }, "\(copied)")
+        for relative in copied {
+            var info = stat()
+            #expect(lstat(copy.appendingPathComponent(relative).path, &info) == 0)
+            #expect(info.st_mode & 0o077 == 0, "\(relative) \(String(info.st_mode & 0o777, radix: 8))")
+        }
+        // `container copy` names what it left out and why.
+        let bugReport = try multidoc(["container", "copy", folder.appending("report").path], root: rootA)
+        #expect(bugReport.status == 0, "\(bugReport.stderr)")
+        #expect(bugReport.stderr.contains("\(sparse.path): a sparse file"), "\(bugReport.stderr)")
+        #expect(bugReport.stderr.contains("\(huge.path): 1073741824 bytes, over the"), "\(bugReport.stderr)")
+    }
+
     @Test func aStoreThatFailsToOpenIsNamedAndRecoveryIsOffered() throws {
         defer { folder.remove() }
         #expect(try multidoc(["new", "Broken", "--use-cloud", "off"], root: rootA).status == 0)
