@@ -1,4 +1,5 @@
 import Engine
+import FileIO
 import Foundation
 import Model
 import Settings
@@ -68,9 +69,9 @@ public struct DeviceInit: Sendable {
     /// - Throws: ``AppError`` (`.writeFailed`) naming the folder.
     public static func create(_ folder: URL) throws {
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try AtomicFile.makeDirectory(folder)
         } catch {
-            throw AppError(.writeFailed, "cannot create container folder \(folder.path): \(error.localizedDescription)", cause: error)
+            throw AppError(.writeFailed, "cannot create container folder \(folder.path): \(error.detail ?? error.description)", cause: error)
         }
     }
 

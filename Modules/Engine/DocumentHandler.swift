@@ -1,3 +1,4 @@
+import FileIO
 import Foundation
 import Model
 import Storage
@@ -70,7 +71,9 @@ actor DocumentHandler {
         let url = root.storeURL(record)
         let task = Task { () throws -> OpenDocument in
             if create {
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                // AtomicFile's FileIOError names the folder and the reason (Foundation's
+                // error printed as "Error Domain=NSCocoaErrorDomain Code=513 …").
+                try AtomicFile.makeDirectory(url.deletingLastPathComponent())
             }
             let store = try stores.open(record.store, at: url, create: create)
             do {

@@ -120,4 +120,40 @@ import TestSupport
         let linkError = #expect(throws: FileIOError.self) { try AtomicFile.read(link, followSymlinks: false) }
         #expect(linkError?.code == ELOOP)
     }
+
+    /// A folder that cannot be made says which and why from the system's code (a file in
+    /// its place works as root), never Foundation's "The operation could not be completed".
+    @Test func aFolderThatCannotBeMadeIsNamedWithTheReason() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let file = folder.appending("Documents")
+        try Data("x".utf8).write(to: file)
+        for target in [file, file.appendingPathComponent("doc/deeper")] {
+            do {
+                try AtomicFile.makeDirectory(target)
+                Issue.record("made \(target.path) through a file")
+            } catch {
+                #expect(error.description.contains(file.path), "\(error)")
+                #expect(error.description.contains("a file is where"), "\(error)")
+                #expect(!error.description.contains("NSCocoaErrorDomain") && !error.description.contains("could not be completed"))
+            }
+        }
+        try AtomicFile.makeDirectory(folder.appending("a/b/c"))
+        var info = stat()
+        #expect(stat(folder.appending("a/b/c").path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+    }
+
+    @Test(.enabled(if: getuid() != 0, "root writes into any folder whatever its mode"))
+    func aFolderInAnUnwritableParentSaysPermissionDenied() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let parent = folder.appending("Documents")
+        try AtomicFile.makeDirectory(parent)
+        chmod(parent.path, 0o500)
+        defer { chmod(parent.path, 0o700) }
+        #expect(throws: FileIOError.self) { try AtomicFile.makeDirectory(parent.appendingPathComponent("doc")) }
+        do { try AtomicFile.makeDirectory(parent.appendingPathComponent("doc")) } catch {
+            #expect(error.description.contains("permission denied"), "\(error)")
+        }
+    }
 }
