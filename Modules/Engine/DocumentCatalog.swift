@@ -268,8 +268,8 @@ struct DocumentCatalog: Sendable {
     /// The quiet mark of `id` (read in place: copying the whole entry for it was a tenth of a
     /// 10,000-document list).
     mutating func quiet(_ id: DocumentID) -> QuietMark? {
-        if entries[id] == nil, entry(id) == nil { return nil }
-        return entries[id]?.quiet
+        if let index = entries.index(forKey: id) { return entries.values[index].quiet }
+        return entry(id)?.quiet
     }
 
     mutating func setQuiet(_ id: DocumentID, _ mark: QuietMark?) {
