@@ -28,7 +28,7 @@ struct Multidoc: AsyncParsableCommand {
         subcommands: [
             Init.self, Demo.self, New.self, List.self, Show.self, Edit.self, Remove.self, Rename.self, Convert.self,
             MoveToCloud.self, MoveToLocal.self, SyncCommand.self, SettingsCommand.self, Latencies.self,
-            Inspect.self, ContainerCommand.self, Status.self,
+            Inspect.self, ContainerCommand.self, DeviceCommand.self, Status.self,
         ]
     )
 

@@ -533,3 +533,48 @@ struct ContainerCommand: AsyncParsableCommand {
         }
     }
 }
+
+struct DeviceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device", abstract: "This device's identity.",
+        subcommands: [NewIdentity.self])
+
+    struct NewIdentity: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "new-identity",
+            abstract: "Make this root a new device (for a root that was copied or restored from a backup).",
+            discussion: """
+                Two copies of one root save under one device UUID: the same log numbers with \
+                different contents, and the copy's saves wait behind slots the other took ("a \
+                different log with this sequence is already in the container"). Run this on the \
+                copy: its waiting saves are saved again as a new device's and ship with the next \
+                sync; what it shipped before stays, and the old UUID stays the other copy's. Stop \
+                multidocd on this root first. Run it again if it was cut short.
+                """)
+        @OptionGroup var options: GlobalOptions
+        @Flag(help: "Do it (without this flag, only say what would happen).") var yes = false
+
+        struct Output: Encodable {
+            var old: String
+            var new: String
+            var resaved: [String]
+            var saves: Int
+        }
+
+        func run() async throws {
+            try await runCommand {
+                let setup = try options.device.setup(environment: ProcessInfo.processInfo.environment, finishingIdentityChange: true)
+                guard yes else {
+                    print("this device is \(setup.identity.id); 'multidoc device new-identity --yes' makes it a new device and saves its waiting saves again as that device's")
+                    return
+                }
+                let report = try setup.takeNewIdentity(stores: .standard(options: setup.storeOptions))
+                if options.json {
+                    try printJSON(Output(old: report.old.description, new: report.new.description, resaved: report.resaved, saves: report.saves))
+                    return
+                }
+                print("this device is now \(report.new) (was \(report.old)); \(report.saves) waiting saves of \(report.resaved.count) documents saved again: run 'multidoc sync' to ship them")
+            }
+        }
+    }
+}

@@ -88,9 +88,10 @@ public struct DeviceOptions: ParsableArguments, Sendable {
     /// Resolves the device: its root (which must exist unless `createRoot`), its settings and
     /// its container.
     /// - Throws: ``EngineError`` for the root, ``SettingsError`` for a bad value.
-    public func setup(environment: [String: String], createRoot: Bool = false) throws -> DeviceSetup {
+    public func setup(environment: [String: String], createRoot: Bool = false, finishingIdentityChange: Bool = false) throws -> DeviceSetup {
         try DeviceSetup(
-            rootPath: root, containerPath: container, flags: try settingFlags(), environment: environment, createRoot: createRoot)
+            rootPath: root, containerPath: container, flags: try settingFlags(), environment: environment, createRoot: createRoot,
+            finishingIdentityChange: finishingIdentityChange)
     }
 }
 

@@ -52,9 +52,14 @@ public struct DeviceSetup: Sendable {
     /// - Throws: ``EngineError`` or ``SettingsError`` naming the problem.
     public init(
         rootPath: String?, containerPath: String?, flags: [SettingKey: SettingValue],
-        environment: [String: String], createRoot: Bool, newUUID: () -> UUID = UUID.init
+        environment: [String: String], createRoot: Bool, newUUID: () -> UUID = UUID.init, finishingIdentityChange: Bool = false
     ) throws {
         root = try Self.root(rootPath, environment: environment, create: createRoot)
+        // A root halfway between two device UUIDs must not save or ship as either.
+        if !finishingIdentityChange, let change = try root.pendingIdentityChange() {
+            throw EngineError.rootUnusable(
+                root.url.path, "its change of device UUID (\(change.old) → \(change.new)) was cut short; finish it with: multidoc device new-identity")
+        }
         settingsFile = SettingsFile(deviceRoot: root.url)
         let hostName = DeviceIdentity.hostName
         settings = try ResolvedSettings(flags: flags, environment: environment, file: try settingsFile.read(), hostName: hostName)

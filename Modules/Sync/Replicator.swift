@@ -53,28 +53,37 @@ public struct Replicator: Sendable {
         let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         let committedAt = now()
         return try store.write { contents in
-            let changes = try makeChanges(contents.graph)
-            let stamp = contents.sync.clock.tick(now: wall, device: device.id)
-            let last = contents.sync.applied[device.id] ?? 0
-            guard last < ContainerBounds.maximumSequence else {
-                throw SyncError(.saveRefused, path: document.description, detail: "this device has made \(last) saves of the document, the most a device can")
-            }
-            let sequence = last + 1
-            let log = TransactionLog(
-                document: document, device: device.id, sequence: sequence, stamp: stamp,
-                committedAt: committedAt, deviceName: device.name,
-                changes: TransactionLog.logged(changes, in: contents.graph))
-            let summary = Merge.apply(log, to: &contents)
-            contents.sync.applied[device.id] = sequence
-            // A device never writes a log its peers would refuse: checked before anything is
-            // committed (the transaction rolls back with the throw).
-            let data = try log.encoded()
-            guard data.count <= TransactionLog.maximumFileSize else {
-                throw SyncError(.saveRefused, path: document.description, detail: "its log would be \(data.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
-            }
-            if ship { contents.sync.outbox[sequence] = data }
-            return LocalCommit(log: log, summary: summary)
+            try stage(try makeChanges(contents.graph), document: document, device: device, wall: wall, committedAt: committedAt, ship: ship, in: &contents)
         }
+    }
+
+    /// The inside of a local commit's transaction: stamps `changes` with the document's clock,
+    /// applies them under the merge rule, counts the save and (with `ship`) keeps its log in the
+    /// outbox. For a caller that commits several saves in one transaction.
+    public static func stage(
+        _ changes: [Change], document: DocumentID, device: DeviceIdentity, wall: UInt64, committedAt: Date, ship: Bool,
+        in contents: inout StoreContents
+    ) throws -> LocalCommit {
+        let stamp = contents.sync.clock.tick(now: wall, device: device.id)
+        let last = contents.sync.applied[device.id] ?? 0
+        guard last < ContainerBounds.maximumSequence else {
+            throw SyncError(.saveRefused, path: document.description, detail: "this device has made \(last) saves of the document, the most a device can")
+        }
+        let sequence = last + 1
+        let log = TransactionLog(
+            document: document, device: device.id, sequence: sequence, stamp: stamp,
+            committedAt: committedAt, deviceName: device.name,
+            changes: TransactionLog.logged(changes, in: contents.graph))
+        let summary = Merge.apply(log, to: &contents)
+        contents.sync.applied[device.id] = sequence
+        // A device never writes a log its peers would refuse: checked before anything is
+        // committed (the transaction rolls back with the throw).
+        let data = try log.encoded()
+        guard data.count <= TransactionLog.maximumFileSize else {
+            throw SyncError(.saveRefused, path: document.description, detail: "its log would be \(data.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
+        }
+        if ship { contents.sync.outbox[sequence] = data }
+        return LocalCommit(log: log, summary: summary)
     }
 
     /// Writes the store's outbox into the container and clears it. Returns the files written.

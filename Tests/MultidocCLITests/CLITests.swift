@@ -373,6 +373,40 @@ import TestSupport
         #expect(try multidoc(["container", "repair"], root: rootA).stdout.contains("nothing to repair"))
     }
 
+    /// A root copied while the container was away: both copies save as one device, the copy's
+    /// save waits behind the slot the original took (sync exits 10 and says why), and
+    /// `device new-identity` on the copy makes it a new device whose save ships; every device
+    /// then agrees and verify finds nothing wrong.
+    @Test func aCopiedRootGetsItsOwnIdentityAndItsWaitingSaveShips() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Twin"], root: rootA).status == 0)
+        #expect(try multidoc(["show", "Twin"], root: rootB).status == 0)
+        let copy = folder.appending("A-copy").path
+        try FileManager.default.copyItem(atPath: rootA, toPath: copy)
+        let away = container + ".away"
+        try FileManager.default.moveItem(atPath: container, toPath: away)
+        #expect(try multidoc(["edit", "Twin", "--append", " from the copy"], root: copy).status == 0)
+        try FileManager.default.moveItem(atPath: away, toPath: container)
+        #expect(try multidoc(["edit", "Twin", "--append", " from A"], root: rootA).status == 0)
+        let stuck = try multidoc(["sync"], root: copy)
+        #expect(stuck.status == 10, "\(stuck.stderr)")
+        #expect(stuck.stderr.contains("a different log with this sequence"), "\(stuck.stderr)")
+        let before = try multidoc(["device", "new-identity", "--json", "--yes"], root: copy)
+        let report = try #require(try json(before) as? [String: Any], "\(before.stderr)")
+        #expect(report["saves"] as? Int == 1)
+        #expect(report["old"] as? String != report["new"] as? String)
+        #expect(try multidoc(["sync"], root: copy).status == 0)
+        var texts: [String] = []
+        for root in [rootA, rootB, copy] {
+            _ = try multidoc(["sync"], root: root)
+            let show = try #require(try json(try multidoc(["show", "Twin", "--json"], root: root)) as? [String: Any])
+            texts.append(show["text"] as? String ?? "")
+        }
+        #expect(Set(texts).count == 1, "\(texts)")
+        #expect(texts.first?.contains("from the copy") == true, "\(texts)")
+        #expect(try multidoc(["container", "verify"], root: rootB).status == 0)
+    }
+
     /// A full disk, as the kernel reports it (every file capped at a few KB): the save fails
     /// with one clear line and a non-zero code, and the document keeps its last saved state.
     @Test(arguments: ["sqlite", "json"])
