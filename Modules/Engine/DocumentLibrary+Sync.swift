@@ -392,7 +392,7 @@ extension DocumentLibrary {
         for file in scan.problems { quarantine(file, in: &report) }
         for record in allRecords() where record.location == .cloud && scan.deleted.contains(record.id) {
             await closeDocument(record.id)
-            removeLocalCopy(record)
+            moveToTrash(record, deletedBy: scan.deletedBy[record.id]?.description ?? "a peer")
             report.removed.append(record.name.rawValue)
             emit(.documentRemoved(record.id, name: record.name.rawValue))
             logger.info("document deleted by a peer", metadata: ["name": "\(record.name)", "uuid": "\(record.id)"])

@@ -593,9 +593,9 @@ public actor DocumentLibrary {
                 throw EngineError.containerUnavailable("cannot delete \(record.name) from the container: \(error)")
             }
         }
-        removeLocalCopy(record)
+        moveToTrash(record, deletedBy: "this device")
         emit(.documentRemoved(id, name: record.name.rawValue))
-        logger.info("deleted document", metadata: ["name": "\(record.name)", "uuid": "\(id)"])
+        logger.info("deleted document (kept in the trash)", metadata: ["name": "\(record.name)", "uuid": "\(id)"])
     }
 
     func removeLocalCopy(_ record: LocalDocumentRecord) {

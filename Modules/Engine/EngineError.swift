@@ -5,6 +5,8 @@ import Model
 public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     /// No document has that name, UUID or prefix; `suggestions` are names close to it.
     case unknownDocument(String, suggestions: [String] = [])
+    /// Nothing in the trash has that name, UUID or prefix.
+    case notInTrash(String, suggestions: [String] = [])
     case ambiguousName(String, candidates: [(name: String, id: String)])
     case invalidName(String)
     case rootUnusable(String, String)
@@ -29,6 +31,9 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         case .unknownDocument(let query, let suggestions):
             "no document matches '\(query)'"
                 + (suggestions.isEmpty ? " ('multidoc list' shows every document)" : Suggestions.phrase(suggestions, quoted: true))
+        case .notInTrash(let query, let suggestions):
+            "nothing in the trash matches '\(query)'"
+                + (suggestions.isEmpty ? " ('multidoc trash' lists what it holds)" : Suggestions.phrase(suggestions, quoted: true))
         case .ambiguousName(let query, let candidates):
             "'\(query)' names \(candidates.count) documents; use a UUID prefix: "
                 + candidates.map { "\($0.name) (\($0.id.prefix(8)))" }.joined(separator: ", ")

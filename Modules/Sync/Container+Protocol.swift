@@ -37,6 +37,8 @@ public enum IdentityCheck: Sendable {
 /// Tombstones found in the container, and the files that looked like tombstones but are not.
 public struct TombstoneScan: Sendable {
     public var deleted: Set<DocumentID> = []
+    /// Who deleted each document (the first tombstone's device).
+    public var deletedBy: [DocumentID: DeviceID] = [:]
     public var problems: [QuarantinedFile] = []
 }
 
@@ -168,7 +170,10 @@ extension Container {
         for id in scan.tombstones.keys where FileManager.default.fileExists(atPath: documentDirectory(id).path) {
             remove(documentDirectory(id))
         }
-        return TombstoneScan(deleted: Set(scan.tombstones.keys), problems: scan.problems)
+        return TombstoneScan(
+            deleted: Set(scan.tombstones.keys),
+            deletedBy: scan.tombstones.compactMapValues { $0.map(\.deletedBy).min() },
+            problems: scan.problems)
     }
 
     /// Whether a document was deleted from the container (by any device), by the names of the

@@ -407,6 +407,31 @@ import TestSupport
         #expect(try multidoc(["container", "verify"], root: rootB).status == 0)
     }
 
+    /// A delete is not the end: the deleting device and a peer both keep the document in their
+    /// trash, a peer restores it as a new document with its text, and every device gets it back.
+    @Test func aDeletedDocumentIsRestoredFromAPeersTrash() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Precious"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Precious", "--text", "words worth keeping"], root: rootA).status == 0)
+        #expect(try multidoc(["show", "Precious"], root: rootB).status == 0)
+        let removed = try multidoc(["rm", "Precious"], root: rootA)
+        #expect(removed.stdout.contains("multidoc restore"), "\(removed.stdout)")
+        let listed = try #require(try json(try multidoc(["list", "--json"], root: rootB)) as? [[String: Any]])
+        #expect(listed.isEmpty, "\(listed)")
+        for root in [rootA, rootB] {
+            let trash = try #require(try json(try multidoc(["trash", "--json"], root: root)) as? [[String: Any]])
+            #expect(trash.map { $0["name"] as? String } == ["Precious"], "\(trash)")
+        }
+        let missing = try multidoc(["restore", "Nope"], root: rootB)
+        #expect(missing.status == 3 && missing.stderr.contains("nothing in the trash matches"), "\(missing.stderr)")
+        let restored = try #require(try json(try multidoc(["restore", "Precious", "--json"], root: rootB)) as? [String: Any])
+        #expect(restored["location"] as? String == "cloud", "\(restored)")
+        let show = try #require(try json(try multidoc(["show", "Precious", "--json"], root: rootA)) as? [String: Any])
+        #expect(show["text"] as? String == "words worth keeping", "\(show)")
+        #expect(show["uuid"] as? String == restored["uuid"] as? String)
+        #expect(try multidoc(["trash"], root: rootB).stdout.contains("the trash is empty"))
+    }
+
     /// A full disk, as the kernel reports it (every file capped at a few KB): the save fails
     /// with one clear line and a non-zero code, and the document keeps its last saved state.
     @Test(arguments: ["sqlite", "json"])
