@@ -88,7 +88,7 @@ let package = Package(
             path: "Tests/AppSupportTests"
         ),
         .testTarget(name: "ModelTests", dependencies: ["Model"], path: "Tests/ModelTests"),
-        .testTarget(name: "TextTests", dependencies: ["Text"], path: "Tests/TextTests"),
+        .testTarget(name: "TextTests", dependencies: ["Text", "TestSupport"], path: "Tests/TextTests"),
         .testTarget(name: "FileIOTests", dependencies: ["FileIO", "TestSupport"], path: "Tests/FileIOTests"),
         .testTarget(name: "SettingsTests", dependencies: ["Settings"], path: "Tests/SettingsTests"),
         .testTarget(

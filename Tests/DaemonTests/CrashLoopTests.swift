@@ -124,7 +124,7 @@ import TestSupport
 
     @Test func theCLIKilledInTheMiddleOfEditsAndCreates() async throws {
         defer { folder.remove() }
-        var random = SplitMix(seed: Self.seed("cli"))
+        var random = SeededGenerator(seed: Self.seed("cli"))
         try FileManager.default.createDirectory(at: root("B"), withIntermediateDirectories: true)
         let errors = folder.appending("cli.stderr")
         #expect(try cli(["init", "--no-input"], root: "A").status == 0)
@@ -226,7 +226,7 @@ import TestSupport
 
     @Test func theDaemonKilledInTheMiddleOfImportsExportsAndBaselines() async throws {
         defer { folder.remove() }
-        var random = SplitMix(seed: Self.seed("daemon"))
+        var random = SeededGenerator(seed: Self.seed("daemon"))
         // B: a peer saving all the time (FastSave on). A': another process of device A saving
         // with FastSave off, so only A's daemon ships its logs.
         let peer = try library("B", fastSave: true)
@@ -325,7 +325,7 @@ import TestSupport
 
     @Test func aPassKilledWhileWritingABaseline() async throws {
         defer { folder.remove() }
-        var random = SplitMix(seed: Self.seed("baseline"))
+        var random = SeededGenerator(seed: Self.seed("baseline"))
         for name in ["A", "C"] { try FileManager.default.createDirectory(at: root(name), withIntermediateDirectories: true) }
         // B's logs are made here, straight in the container format (cheap), 105 at a time: past
         // the 100-log threshold, so A's next full pass imports them and writes a baseline.
@@ -437,18 +437,6 @@ private final class Writers: @unchecked Sendable {
     func wrote(_ count: Int) { lock.withLock { n = count } }
 }
 
-/// SplitMix64: seeded, so a failing run's kill timings can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 extension Duration {
     var microseconds: Int64 { components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000 }

@@ -105,7 +105,7 @@ import TestSupport
             try await a.setText(document.id, "edit \(index)")
             texts.append("edit \(index)")
         }
-        var generator = SplitMix(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         var order = Self.files(in: left)
         order.shuffle(using: &generator)
 
@@ -138,17 +138,6 @@ import TestSupport
     }
 }
 
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 final class Heard: @unchecked Sendable {
     private let lock = NSLock()

@@ -1,25 +1,9 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
-/// A seeded random number generator (SplitMix64): the same seed gives the same run.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// True with probability `p`.
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
-}
 
 /// The kinds of fault the transport injects, for the figures.
 enum FaultKind: String, CaseIterable, Sendable {
@@ -83,7 +67,7 @@ final class FaultyTransport {
     /// Whether faults are injected (off at the end of a run, so everything arrives).
     var faultsEnabled = true
 
-    private var random: SeededRandom
+    private var random: SeededGenerator
     private var global: [String: Version] = [:]
     /// The newest version number that held content, per path (what a resurrection brings back).
     private var lastContent: [String: Version] = [:]
@@ -96,7 +80,7 @@ final class FaultyTransport {
 
     init(folders: [URL], seed: UInt64) {
         self.folders = folders
-        random = SeededRandom(seed: seed ^ 0x7472_616E_7370_6F72)
+        random = SeededGenerator(seed: seed ^ 0x7472_616E_7370_6F72)
         known = Array(repeating: [:], count: folders.count)
     }
 

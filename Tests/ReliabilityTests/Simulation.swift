@@ -162,7 +162,7 @@ final class Simulation {
     let volume = MarkerStores()
     var devices: [SimDevice] = []
     let transport: FaultyTransport
-    var random: SeededRandom
+    var random: SeededGenerator
     var oracle = Oracle()
     var figures = SimulationFigures()
     /// What went wrong, in words; empty when the run passed.
@@ -182,7 +182,7 @@ final class Simulation {
 
     init(seed: UInt64, deviceCount: Int? = nil, backends: [SimDevice.Backend]? = nil) throws {
         self.seed = seed
-        random = SeededRandom(seed: seed)
+        random = SeededGenerator(seed: seed)
         folder = try SimulationFolder()
         let count = deviceCount ?? Int.random(in: 3...5, using: &random)
         let kinds: [SimDevice.Backend] = backends ?? [.memory, .json, .sqlite, .memory, .memory]

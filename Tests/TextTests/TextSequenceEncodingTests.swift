@@ -1,5 +1,6 @@
 import Testing
 import Text
+import TestSupport
 
 /// Operations and states to bytes and back; hostile bytes give errors, not crashes.
 @Suite struct TextSequenceEncodingTests {
@@ -64,7 +65,7 @@ import Text
     }
 
     @Test func randomAndMutatedBytesNeverCrash() throws {
-        var random = SeededRandom(seed: 2024)
+        var random = SeededGenerator(seed: 2024)
         let (text, operations) = try Self.sampleOperations()
         let samples = operations.map(\.encoded) + [text.encoded]
         var decodedSome = 0

@@ -1,12 +1,13 @@
 import Testing
 import Text
+import TestSupport
 
 /// Replicas editing at random and exchanging operations in random orders, with duplicates.
 @Suite struct TextSequenceFuzzTests {
     static let alphabet = Array("abcdefgh é🙂\n".unicodeScalars)
 
     /// One random local edit on `replica`; the operations it made.
-    static func randomEdit(_ replica: inout TextSequence, by agent: Agent, using random: inout SeededRandom) throws -> [TextOperation] {
+    static func randomEdit(_ replica: inout TextSequence, by agent: Agent, using random: inout SeededGenerator) throws -> [TextOperation] {
         let count = replica.count
         if count > 0, Int.random(in: 0..<3, using: &random) == 0 {
             let start = Int.random(in: 0..<count, using: &random)
@@ -28,7 +29,7 @@ import Text
 
     @Test(arguments: Array(1...24) as [UInt64])
     func replicasConvergeWhateverTheDeliveryOrder(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let agents = (1...3).map { Agent.test(UInt8($0)) }
         var replicas = [TextSequence](repeating: TextSequence(), count: agents.count)
         var log: [TextOperation] = []
@@ -63,7 +64,7 @@ import Text
     }
 
     @Test func concurrentTypingAtOnePlaceKeepsEachRunWhole() throws {
-        var random = SeededRandom(seed: 99)
+        var random = SeededGenerator(seed: 99)
         for _ in 0..<30 {
             var base = TextSequence()
             let start = try base.insert("<>", at: 0, by: .test(9))

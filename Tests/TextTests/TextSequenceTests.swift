@@ -1,5 +1,6 @@
 import Testing
 import Text
+import TestSupport
 
 let alice = Agent.test(1)
 let bob = Agent.test(2)
@@ -202,7 +203,7 @@ let carol = Agent.test(3)
         #expect(operations.count <= 4)
         #expect(try text.edits(to: "The quick red fox jumps", by: bob).isEmpty)
 
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(seed: 7)
         let alphabet = Array("ab c\né🙂".unicodeScalars)
         for _ in 0..<200 {
             var target = String.UnicodeScalarView()
@@ -217,7 +218,7 @@ let carol = Agent.test(3)
 
     @Test func editsBetweenHugeUnrelatedTextsDegradeToAReplacement() throws {
         var text = TextSequence()
-        var random = SeededRandom(seed: 11)
+        var random = SeededGenerator(seed: 11)
         let first = String((0..<50_000).map { _ in Character(Unicode.Scalar(UInt8.random(in: 97...122, using: &random))) })
         let second = String((0..<50_000).map { _ in Character(Unicode.Scalar(UInt8.random(in: 97...122, using: &random))) })
         try text.insert(first, at: 0, by: alice)
