@@ -341,7 +341,7 @@ extension DocumentLibrary {
         for gap in imported.gaps {
             let age = gap.since.map { configuration.now().timeIntervalSince($0) } ?? .infinity
             guard age >= Self.stallAge else { continue }
-            report.problems.append(.stalled(name: record.name.rawValue, gap: gap, age: age.isFinite ? Int(max(0, min(age, 1e9))) : 0))
+            report.problems.append(.stalled(name: record.name.rawValue, gap: gap))
         }
         let fromPeers = imported.imported.filter { $0.device != identity.id }
         if !imported.summary.isEmpty {

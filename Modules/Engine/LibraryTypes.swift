@@ -118,6 +118,13 @@ public enum ContainerChangeDecision: Sendable {
 /// Something a sync pass could not do. Typed, so a front end can say what to run about it
 /// without reading its words; ``description`` is the line it prints.
 public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
+    /// `yyyy-MM-dd HH:mm:ssZ` (UTC), for a time inside a problem's line.
+    static func utc(_ date: Date) -> String {
+        var formatter = Date.ISO8601FormatStyle(timeZone: .gmt)
+        formatter = formatter.dateSeparator(.dash).timeSeparator(.colon).dateTimeSeparator(.space)
+        return formatter.format(date)
+    }
+
     /// The pass did not sync with the container at all: it is missing or unreadable, or of a
     /// newer format (also in ``SyncReport/containerError``).
     case container(EngineError)
@@ -133,8 +140,9 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     /// This device's progress could not be written to the container's registry.
     case registration(String)
     /// A document waits behind a log missing from the container for longer than a replication
-    /// engine takes to deliver one (`age`, seconds): lost, most likely.
-    case stalled(name: String, gap: LogGap, age: Int)
+    /// engine takes to deliver one: lost, most likely. The same gap is the same problem on every
+    /// pass (the daemon logs it once).
+    case stalled(name: String, gap: LogGap)
     /// A document's saves could not be shipped into the container (read-only, full, a file
     /// where its folder belongs): they wait in its outbox and are shipped by a later pass, but
     /// no peer has them yet.
@@ -148,8 +156,10 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
         case .discovery(let name, let detail): "cannot create a local copy of \(name): \(detail)"
         case .keptLocal(let name): "\(name) is not in the new container; kept as a local document"
         case .registration(let detail): detail
-        case .stalled(let name, let gap, let age):
-            "\(name) has waited \(age >= 120 ? "\(age / 60) min" : "\(age) s") for \(gap), missing from the container while log \(gap.nextPresent) is there; if it was lost, run 'multidoc container repair' on the device that wrote it (or one that has it)"
+        case .stalled(let name, let gap):
+            "\(name) waits for \(gap), missing from the container while log \(gap.nextPresent) is there"
+                + (gap.since.map { " (since \(Self.utc($0)))" } ?? "")
+                + "; if it was lost, run 'multidoc container repair' on the device that wrote it (or one that has it)"
         case .unshipped(let name, let detail): "\(name): saves not shipped, kept in its outbox: \(detail)"
         }
     }
