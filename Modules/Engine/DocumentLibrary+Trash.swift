@@ -44,6 +44,7 @@ extension DocumentLibrary {
             try AtomicFile.makeDirectory(trashDirectory)
             try FileManager.default.moveItem(at: folder, to: target)
             try AtomicFile.write(try JSONEncoder.multidoc.encode(entry), to: target.appendingPathComponent("trashed.json", isDirectory: false))
+            _ = trash()  // entries past their 30 days go as new ones come
         } catch {
             logger.warning("could not keep a deleted document in the trash; removed", metadata: ["name": "\(record.name)", "error": "\(error)"])
             try? FileManager.default.removeItem(at: folder)
