@@ -247,6 +247,25 @@ import TestSupport
         #expect(await a.list().isEmpty)
     }
 
+    /// A deleted document stays in the trash for 30 days, restorable as a new document; after
+    /// that it is gone (the next deletion clears what expired).
+    @Test func theTrashKeepsADeletedDocumentThirtyDays() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite)
+        let kept = try await a.create(name: try DocumentName("Kept"))
+        try await a.setText(kept.id, "still here")
+        let expiring = try await a.create(name: try DocumentName("Expiring"))
+        try await a.delete(expiring.id)
+        harness.clock.advance(Double(DocumentLibrary.trashDays) * 86_400 + 60)
+        try await a.delete(kept.id)
+        #expect(await a.trash().map(\.name) == ["Kept"])
+        let restored = try await a.restore("Kept")
+        #expect(restored.id != kept.id)
+        #expect(try await a.detail(restored.id).text == "still here")
+        #expect(await a.trash().isEmpty)
+    }
+
     @Test func renameTravelsToPeers() async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }
