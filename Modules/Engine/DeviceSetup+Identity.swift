@@ -40,6 +40,11 @@ extension DeviceSetup {
         // The change is written down first, so that one cut short (a kill, a power loss) is
         // finished by running the command again, with the same new UUID.
         let change = try root.pendingIdentityChange() ?? IdentityChange(old: device.id, new: DeviceID(newID))
+        if device.id == change.new, change.old != change.new {
+            // Cut short after the device file was written: only the note of the change is left.
+            root.removePendingIdentityChange()
+            return NewIdentityReport(old: change.old, new: change.new, resaved: [], saves: 0)
+        }
         guard change.old == device.id, change.new != change.old else {
             throw EngineError.rootUnusable(root.url.path, "\(root.identityChangeURL.path) does not match this device; remove it if no identity change is under way")
         }
@@ -48,12 +53,13 @@ extension DeviceSetup {
         let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         var resaved: [String] = []
         var saves = 0
-        for record in root.records() where record.location == .cloud {
+        // A document never opened here has no store, and so no waiting saves.
+        for record in root.records() where record.location == .cloud && stores.exists(record.store, at: root.storeURL(record)) {
             let store = try stores.open(record.store, at: root.storeURL(record), create: false)
             defer { store.close() }
             let count = try store.write { contents -> Int in
                 let outbox = contents.sync.outbox.sorted { $0.key < $1.key }
-                guard let first = outbox.first?.key else { return 0 }
+                guard let first = outbox.first?.key, first > 0 else { return 0 }
                 var logs: [TransactionLog] = []
                 for (sequence, data) in outbox {
                     // Already the new device's (a change cut short after this store): done.
@@ -68,8 +74,11 @@ extension DeviceSetup {
                 contents.sync.outbox = [:]
                 contents.sync.applied[change.old] = first - 1
                 for log in logs {
+                    // Each keeps its stamp (the new device's now): its edits win or lose against
+                    // everyone else's as they did, instead of outranking everything seen since.
                     _ = try Replicator.stage(
-                        log.changes.map(\.change), document: record.id, device: fresh, wall: wall, committedAt: now(), ship: true, in: &contents)
+                        log.changes.map(\.change), document: record.id, device: fresh, wall: wall, committedAt: log.committedAt, ship: true,
+                        keeping: log.stamp, in: &contents)
                 }
                 return logs.count
             }

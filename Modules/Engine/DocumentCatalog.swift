@@ -206,6 +206,10 @@ struct DocumentCatalog: Sendable {
             guard record.id == id else {
                 throw EngineError.damagedFile(path, "it names document \(record.id), not the one of its folder")
             }
+        } catch is FileIOError {
+            // Not read this time (no descriptor left, an I/O error, permissions): not damage.
+            forget(id)
+            return nil
         } catch {
             damaged[id] = Self.reason(error)
             forget(id)

@@ -339,7 +339,7 @@ extension DocumentLibrary {
         for file in imported.quarantined { quarantine(file, in: &report) }
         for copy in work.copies { quarantine(copy, in: &report) }
         for gap in imported.gaps {
-            let age = gap.since.map { configuration.now().timeIntervalSince($0) } ?? .infinity
+            let age = gap.since.map { configuration.now().timeIntervalSince($0) } ?? 0
             guard age >= Self.stallAge else { continue }
             report.problems.append(.stalled(name: record.name.rawValue, gap: gap))
         }
@@ -411,8 +411,11 @@ extension DocumentLibrary {
         var known = catalog.ids
         if let only { for id in only where !known.contains(id) && localRecord(id) != nil { known.insert(id) } }
         var discovery = container.discover(known: known, only: only, inForce: containersInForce, deleted: [])
-        // A damaged record is not rewritten behind the user's back: see repairDamagedRecords.
-        discovery.found.removeAll { localRecord($0.document) != nil || catalog.damaged[$0.document] != nil }
+        // A damaged record is not rewritten behind the user's back (see repairDamagedRecords),
+        // unless nothing but the record is there: a discovered record cut short by a power loss.
+        discovery.found.removeAll { info in
+            localRecord(info.document) != nil || (catalog.damaged[info.document] != nil && holdsMoreThanItsRecord(info.document))
+        }
         for file in discovery.problems { quarantine(file, in: &report) }
         for info in discovery.found {
             let record = LocalDocumentRecord(
@@ -435,6 +438,12 @@ extension DocumentLibrary {
         if only == nil, discovery.problems.isEmpty, discovery.waiting.isEmpty, report.problems.isEmpty {
             actedOn(key: "documents", stamp: stamp)
         }
+    }
+
+    /// Whether a document's local folder holds anything besides its record (a store folder).
+    func holdsMoreThanItsRecord(_ id: DocumentID) -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.documentDirectory(id).path)) ?? []
+        return names.contains { $0 != "document.json" && !$0.hasPrefix(".") && !$0.hasPrefix("damaged-") }
     }
 
     /// Record files this process found damaged. With AttemptErrorRecovery, a document the

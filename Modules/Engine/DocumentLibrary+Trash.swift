@@ -41,9 +41,10 @@ extension DocumentLibrary {
         let entry = TrashEntry(id: record.id, name: record.name.rawValue, deletedAt: now, deletedBy: deletedBy, folder: name)
         let target = trashDirectory.appendingPathComponent(name, isDirectory: false)
         do {
+            // The description goes in first, so an entry in the trash always has one.
+            try AtomicFile.write(try JSONEncoder.multidoc.encode(entry), to: folder.appendingPathComponent("trashed.json", isDirectory: false))
             try AtomicFile.makeDirectory(trashDirectory)
             try FileManager.default.moveItem(at: folder, to: target)
-            try AtomicFile.write(try JSONEncoder.multidoc.encode(entry), to: target.appendingPathComponent("trashed.json", isDirectory: false))
             _ = trash()  // entries past their 30 days go as new ones come
         } catch {
             logger.warning("could not keep a deleted document in the trash; removed", metadata: ["name": "\(record.name)", "error": "\(error)"])

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FileIO
 import Foundation
 import Model
@@ -60,11 +63,20 @@ public struct Replicator: Sendable {
     /// The inside of a local commit's transaction: stamps `changes` with the document's clock,
     /// applies them under the merge rule, counts the save and (with `ship`) keeps its log in the
     /// outbox. For a caller that commits several saves in one transaction.
+    ///
+    /// `keeping` stamps the changes with a stamp made before (wall and counter, this device):
+    /// saves moved to a new device identity keep their place among everyone's edits.
     public static func stage(
         _ changes: [Change], document: DocumentID, device: DeviceIdentity, wall: UInt64, committedAt: Date, ship: Bool,
-        in contents: inout StoreContents
+        keeping earlier: Stamp? = nil, in contents: inout StoreContents
     ) throws -> LocalCommit {
-        let stamp = contents.sync.clock.tick(now: wall, device: device.id)
+        let stamp: Stamp
+        if let earlier {
+            stamp = Stamp(wall: earlier.wall, counter: earlier.counter, device: device.id)
+            contents.sync.clock.observe(stamp)
+        } else {
+            stamp = contents.sync.clock.tick(now: wall, device: device.id)
+        }
         let last = contents.sync.applied[device.id] ?? 0
         guard last < ContainerBounds.maximumSequence else {
             throw SyncError(.saveRefused, path: document.description, detail: "this device has made \(last) saves of the document, the most a device can")
@@ -262,8 +274,12 @@ public struct Replicator: Sendable {
     }
 
     private func gap(_ document: DocumentID, device: DeviceID, missing: UInt64, nextPresent: UInt64) -> LogGap {
+        // The time the next log reached this replica: its status-change time, which this
+        // kernel sets when the file lands (a replication engine keeps the writer's modification
+        // time, which may be hours older).
         let next = container.logURL(document, device: device, sequence: nextPresent)
-        let since = FileIdentity(path: next.path).map { Date(timeIntervalSince1970: Double($0.modified) / 1e9) }
+        var info = stat()
+        let since = lstat(next.path, &info) == 0 ? Date(timeIntervalSince1970: Double(FileStamp.nanoseconds(info.st_ctim)) / 1e9) : nil
         return LogGap(device: device, missing: missing, nextPresent: nextPresent, since: since)
     }
 

@@ -247,6 +247,31 @@ import TestSupport
         #expect(await a.list().isEmpty)
     }
 
+    /// A log missing while a later one of its device is there is a stall once the later one has
+    /// been in this replica for a minute (by the time it arrived, not the writer's file time);
+    /// the same gap is the same problem on every pass.
+    @Test func aLogMissingForAMinuteIsReportedAsAStall() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A")
+        let b = try harness.device("B")
+        let created = try await a.create(name: try DocumentName("Gappy"))
+        for index in 1...3 { try await a.appendText(created.id, " \(index)") }
+        let logs = try #require(FileManager.default.enumerator(atPath: harness.container.path)?.allObjects as? [String])
+            .filter { $0.hasSuffix(".log") }.sorted()
+        try FileManager.default.removeItem(atPath: harness.container.path + "/" + logs[1])
+        let early = await b.sync()
+        #expect(!early.problems.contains { if case .stalled = $0 { true } else { false } }, "\(early.problems)")
+        // The harness's clock starts in 2023: bring it to two minutes after the files arrived.
+        harness.clock.advance(Date().timeIntervalSince(harness.clock.now()) + 120)
+        let late = await b.sync()
+        let stalls = late.problems.filter { if case .stalled = $0 { true } else { false } }
+        #expect(stalls.count == 1, "\(late.problems)")
+        #expect(stalls.first?.description.contains("waits for log 2 of device") == true, "\(stalls)")
+        #expect(stalls.first?.description.contains("container repair") == true)
+        #expect((await b.sync()).problems.filter { if case .stalled = $0 { true } else { false } } == stalls)
+    }
+
     /// A deleted document stays in the trash for 30 days, restorable as a new document; after
     /// that it is gone (the next deletion clears what expired).
     @Test func theTrashKeepsADeletedDocumentThirtyDays() async throws {
