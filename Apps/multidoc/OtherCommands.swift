@@ -67,7 +67,7 @@ struct SyncCommand: AsyncParsableCommand {
             if !unshipped.isEmpty {
                 let which = unshipped.count == 1 ? "\(unshipped[0])'s saves were" : "saves of \(unshipped.count) documents were"
                 throw AppError(.writeFailed, "\(which) not shipped into the container at \(setup.container?.path ?? "?") "
-                    + "(it is read-only, full or damaged: see the warnings, or run `multidoc container verify`); they wait in the outbox for the next sync")
+                    + "(the warnings above say why; `multidoc container verify` checks the container); they wait in the outbox for the next sync")
             }
         }
     }

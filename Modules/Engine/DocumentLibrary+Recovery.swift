@@ -135,17 +135,24 @@ extension DocumentLibrary {
         for record in allRecords().filter({ $0.location == .cloud }).sorted(by: { $0.id < $1.id }) {
             let gaps = replicator.standingGaps(record.id)
             guard !gaps.isEmpty else { continue }
-            let document = try await open(record)
-            let applied = try document.read().sync.applied
-            let missing = gaps.filter { gap in (applied[gap.device] ?? 0) < gap.nextPresent - 1 }
-            guard missing.isEmpty else {
-                outcomes.append(GapRepair(name: record.name.rawValue, gaps: gaps, repaired: false,
-                    detail: "this device does not have \(missing.map(\.description).joined(separator: ", ")) either; run 'multidoc container repair' on the device that wrote it"))
-                continue
+            // One document that cannot be repaired says so and the others go on.
+            do {
+                let document = try await open(record, forPass: true)
+                let applied = try document.read().sync.applied
+                let missing = gaps.filter { gap in (applied[gap.device] ?? 0) < gap.nextPresent - 1 }
+                guard missing.isEmpty else {
+                    outcomes.append(GapRepair(name: record.name.rawValue, gaps: gaps, repaired: false,
+                        detail: "this device does not have \(missing.map(\.description).joined(separator: ", ")) either; run 'multidoc container repair' on the device that wrote it"))
+                    await closeIfThePassOpened(record.id)
+                    continue
+                }
+                let url = try replicator.writeBaseline(record.id, from: document.store)
+                logger.notice("repaired a gap with a baseline", metadata: ["name": "\(record.name)", "baseline": "\(url.lastPathComponent)"])
+                outcomes.append(GapRepair(name: record.name.rawValue, gaps: gaps, repaired: true, detail: "wrote baseline \(url.path)"))
+            } catch {
+                outcomes.append(GapRepair(name: record.name.rawValue, gaps: gaps, repaired: false, detail: "could not be repaired here: \(error)"))
             }
-            let url = try replicator.writeBaseline(record.id, from: document.store)
-            logger.notice("repaired a gap with a baseline", metadata: ["name": "\(record.name)", "baseline": "\(url.lastPathComponent)"])
-            outcomes.append(GapRepair(name: record.name.rawValue, gaps: gaps, repaired: true, detail: "wrote baseline \(url.path)"))
+            await closeIfThePassOpened(record.id)
         }
         await closeWhatThePassOpened()
         return outcomes
