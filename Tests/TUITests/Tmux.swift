@@ -61,13 +61,23 @@ struct Tmux {
         _ text: String, timeout: Duration = .seconds(15), nudgeEvery: Duration = .seconds(1),
         nudge: (() throws -> Void)? = nil, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> String {
+        try await waitFor(all: [text], timeout: timeout, nudgeEvery: nudgeEvery, nudge: nudge, sourceLocation: sourceLocation)
+    }
+
+    /// Polls the screen until every one of `texts` is on it at once (a screen can be caught
+    /// halfway through a redraw: its title new, its body old).
+    func waitFor(
+        all texts: [String], timeout: Duration = .seconds(15), nudgeEvery: Duration = .seconds(1),
+        nudge: (() throws -> Void)? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> String {
+        let text = texts.joined(separator: "', '")
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         var nextNudge = clock.now + nudgeEvery
         var screen = ""
         while clock.now < deadline {
             screen = try capture()
-            if screen.contains(text) { return screen }
+            if texts.allSatisfy(screen.contains) { return screen }
             if let nudge, clock.now >= nextNudge {
                 try nudge()
                 nextNudge = clock.now + nudgeEvery
