@@ -9,50 +9,19 @@ extension Agent {
     }
 }
 
-/// An editing trace of /work/shared/traces (github.com/josephg/editing-traces).
-struct Trace {
-    struct Transaction {
-        var parents: [Int]
-        var agent: Int
-        var patches: [(position: Int, deleteCount: Int, insert: String)]
-    }
-    var startContent: String
-    var endContent: String
-    var transactions: [Transaction]
-
-    /// `../shared/traces` next to the package root, or nil when it is not there.
+/// The editing traces of ../shared/traces (next to the package root), or nil when absent.
+enum Traces {
     static var folder: URL? {
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let folder = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/traces")
         return FileManager.default.fileExists(atPath: folder.path) ? folder : nil
     }
 
-    /// Reads a gzipped trace with `/usr/bin/gzip -dc`.
-    static func load(_ relativePath: String) throws -> Trace? {
+    /// The trace at `relativePath`, or nil when the traces (or gzip) are not there.
+    static func load(_ relativePath: String) throws -> EditingTrace? {
         guard let folder, FileManager.default.fileExists(atPath: "/usr/bin/gzip") else { return nil }
         let file = folder.appendingPathComponent(relativePath)
         guard FileManager.default.fileExists(atPath: file.path) else { return nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-        process.arguments = ["-dc", file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard let json = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let txns = json["txns"] as? [[String: Any]]
-        else { return nil }
-        let transactions = txns.map { txn in
-            Transaction(
-                parents: (txn["parents"] as? [Int]) ?? [],
-                agent: (txn["agent"] as? Int) ?? 0,
-                patches: ((txn["patches"] as? [[Any]]) ?? []).map { patch in
-                    ((patch[0] as? Int) ?? 0, (patch[1] as? Int) ?? 0, (patch[2] as? String) ?? "")
-                })
-        }
-        return Trace(
-            startContent: (json["startContent"] as? String) ?? "", endContent: (json["endContent"] as? String) ?? "",
-            transactions: transactions)
+        return try EditingTrace.load(file)
     }
 }

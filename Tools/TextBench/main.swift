@@ -54,72 +54,20 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return result
 }
 
-struct Patch {
-    var position: Int
-    var deleteCount: Int
-    var insert: [Unicode.Scalar]
-}
-
-struct Transaction {
-    var parents: [Int]
-    var agent: Int
-    var patches: [Patch]
-}
-
-struct Trace {
-    var startContent: String
-    var endContent: String
-    var transactions: [Transaction]
-}
-
 enum BenchError: Error, CustomStringConvertible {
-    case unreadable(String)
     case mismatch(String)
     var description: String {
         switch self {
-        case .unreadable(let file): "cannot read trace \(file)"
         case .mismatch(let what): "\(what) does not end at the trace's endContent"
         }
     }
 }
 
-@MainActor func loadTrace(_ name: String) throws -> Trace {
-    let file = tracesFolder.appendingPathComponent(name)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-    process.arguments = ["-dc", file.path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, let json = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-          let txns = json["txns"] as? [[String: Any]]
-    else { throw BenchError.unreadable(file.path) }
-    let transactions = txns.map { txn in
-        Transaction(
-            parents: (txn["parents"] as? [Int]) ?? [], agent: (txn["agent"] as? Int) ?? 0,
-            patches: ((txn["patches"] as? [[Any]]) ?? []).map { patch in
-                Patch(
-                    position: (patch[0] as? Int) ?? 0, deleteCount: (patch[1] as? Int) ?? 0,
-                    insert: Array(((patch[2] as? String) ?? "").unicodeScalars))
-            })
-    }
-    return Trace(
-        startContent: (json["startContent"] as? String) ?? "", endContent: (json["endContent"] as? String) ?? "",
-        transactions: transactions)
+@MainActor func loadTrace(_ name: String) throws -> EditingTrace {
+    try EditingTrace.load(tracesFolder.appendingPathComponent(name))
 }
 
 let agentA = Agent(high: 0x0123_4567_89AB_CDEF, low: 1)
-
-/// Applies one patch locally on `text`, collecting the operations.
-func apply(_ patch: Patch, to text: inout TextSequence, by agent: Agent, into operations: inout [TextOperation]) throws {
-    if patch.deleteCount > 0,
-       let deletion = try text.delete(patch.position..<(patch.position + patch.deleteCount), by: agent) {
-        operations.append(deletion)
-    }
-    if !patch.insert.isEmpty { operations.append(try text.insert(patch.insert, at: patch.position, by: agent)) }
-}
 
 var rows: [Row] = []
 
@@ -134,7 +82,7 @@ var rows: [Row] = []
         var made: [TextOperation] = []
         made.reserveCapacity(patches.count)
         if !trace.startContent.isEmpty { made.append(try text.insert(trace.startContent, at: 0, by: agentA)) }
-        for patch in patches { try apply(patch, to: &text, by: agentA, into: &made) }
+        for patch in patches { made += try EditingTrace.apply(patch, to: &text, by: agentA) }
         final = text
         operations = made
     }
@@ -169,44 +117,12 @@ var rows: [Row] = []
     ]
 }
 
-/// One replica per agent; a transaction applies on its agent's replica after exactly its
-/// ancestors. Returns each transaction's operations.
-func replayConcurrent(_ trace: Trace) throws -> (texts: [String], operations: [[TextOperation]]) {
-    let agentCount = (trace.transactions.map(\.agent).max() ?? 0) + 1
-    var replicas = [TextSequence](repeating: TextSequence(), count: agentCount)
-    var has = [[Bool]](repeating: [Bool](repeating: false, count: trace.transactions.count), count: agentCount)
-    var operations = [[TextOperation]](repeating: [], count: trace.transactions.count)
-    let agents = (0..<agentCount).map { Agent(high: UInt64($0) + 1, low: 0) }
-    func deliver(ancestorsOf parents: [Int], to replica: Int) throws {
-        var missing: [Int] = []
-        var stack = parents
-        while let next = stack.popLast() {
-            guard !has[replica][next] else { continue }
-            has[replica][next] = true
-            missing.append(next)
-            stack += trace.transactions[next].parents
-        }
-        for transaction in missing.sorted() {
-            for operation in operations[transaction] { try replicas[replica].apply(operation) }
-        }
-    }
-    for (index, transaction) in trace.transactions.enumerated() {
-        try deliver(ancestorsOf: transaction.parents, to: transaction.agent)
-        for patch in transaction.patches {
-            try apply(patch, to: &replicas[transaction.agent], by: agents[transaction.agent], into: &operations[index])
-        }
-        has[transaction.agent][index] = true
-    }
-    for replica in replicas.indices { try deliver(ancestorsOf: Array(trace.transactions.indices), to: replica) }
-    return (replicas.map(\.text), operations)
-}
-
 @MainActor func concurrent(_ name: String, id: String) throws {
     progress("concurrent \(name) …")
     let trace = try loadTrace("concurrent/\(name).json.gz")
     let events = trace.transactions.count
     var result: (texts: [String], operations: [[TextOperation]]) = ([], [])
-    let replay = try best { result = try replayConcurrent(trace) }
+    let replay = try best { result = try trace.replayConcurrently() }
     guard result.texts.allSatisfy({ $0 == trace.endContent }) else { throw BenchError.mismatch(name) }
     let operations = result.operations.flatMap { $0 }
     var merged = TextSequence()
