@@ -67,6 +67,12 @@ extension DocumentLibrary {
         return stats.f_bavail == 0
     }
 
+    /// The time in the names of files recovery sets aside (`damaged-<stamp>-…`): ISO 8601
+    /// without colons, which some file systems and tools refuse.
+    func asideStamp() -> String {
+        ISO8601DateFormatter().string(from: configuration.now()).replacingOccurrences(of: ":", with: "-")
+    }
+
     /// AttemptErrorRecovery (seed 000's RobustDocument): builds a replacement beside the damaged
     /// store — from the container (baseline + logs) for a cloud document, from its last good copy
     /// for a local one — and only once it is complete moves the damaged store aside (kept for a
@@ -75,7 +81,7 @@ extension DocumentLibrary {
     func recover(_ record: LocalDocumentRecord, after error: StoreError) async throws -> OpenDocument {
         let store = root.storeURL(record)
         let folder = store.deletingLastPathComponent()
-        let stamp = ISO8601DateFormatter().string(from: configuration.now()).replacingOccurrences(of: ":", with: "-")
+        let stamp = asideStamp()
         let aside = folder.appendingPathComponent("damaged-\(stamp)-\(record.store.fileName)", isDirectory: false)
         let fresh = folder.appendingPathComponent("rebuilding-\(stamp)-\(record.store.fileName)", isDirectory: false)
         await closeDocument(record.id)

@@ -464,8 +464,7 @@ extension DocumentLibrary {
                 report.problems.append(.document(name: id.description, detail: "its record \(path) is damaged (\(reason)); \(way)"))
                 continue
             }
-            let stamp = ISO8601DateFormatter().string(from: configuration.now()).replacingOccurrences(of: ":", with: "-")
-            let aside = root.recordURL(id).deletingLastPathComponent().appendingPathComponent("damaged-\(stamp)-document.json", isDirectory: false)
+            let aside = root.recordURL(id).deletingLastPathComponent().appendingPathComponent("damaged-\(asideStamp())-document.json", isDirectory: false)
             let record = LocalDocumentRecord(
                 id: id, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
                 location: .cloud, createdAt: info.createdAt, createdBy: info.createdBy, container: info.container ?? containerID)
