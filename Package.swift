@@ -31,8 +31,8 @@ let package = Package(
         .target(name: "Model", path: "Modules/Model"),
         .target(name: "FileIO", path: "Modules/FileIO"),
         .target(name: "Settings", dependencies: ["Model", "FileIO"], path: "Modules/Settings"),
-        .target(name: "Storage", dependencies: ["Model", "FileIO", grdb], path: "Modules/Storage"),
-        .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO"], path: "Modules/Sync"),
+        .target(name: "Storage", dependencies: ["Model", "FileIO", "Text", grdb], path: "Modules/Storage"),
+        .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO", "Text"], path: "Modules/Sync"),
         .target(
             name: "Engine",
             dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", logging, hdrHistogram, serviceLifecycle],

@@ -1,6 +1,7 @@
 import FileIO
 import Foundation
 import Model
+import Sync
 import Storage
 
 /// A device's folder (its sandbox): identity, settings, documents, latencies.
@@ -76,6 +77,11 @@ public struct DeviceRoot: Sendable {
         return file
     }
 
+    /// The device file as saved, or nil when there is none or it cannot be read (read-only).
+    public func savedDevice() -> DeviceFile? {
+        (try? AtomicFile.read(deviceFileURL)).flatMap { try? JSONDecoder.multidoc.decode(DeviceFile.self, from: $0) }
+    }
+
     public func saveDevice(_ file: DeviceFile) throws(EngineError) {
         do {
             try AtomicFile.write(try JSONEncoder.multidoc.encode(file), to: deviceFileURL)
@@ -122,6 +128,13 @@ public struct DeviceFile: Codable, Sendable, Equatable {
     public var model: String
     /// The container identity this device last synced with.
     public var containerID: UUID?
+    /// That container's format (absent: 1, as in files written before format 2).
+    public var containerFormat: Int?
+
+    /// What this device writes while it cannot look at the container: what it last saw there.
+    public var logFormat: LogFormat {
+        (containerFormat ?? 1) >= 2 ? LogFormat(version: 2, container: containerID) : .version1
+    }
 }
 
 /// `Documents/<uuid>/document.json`: what this device knows of one document.

@@ -77,8 +77,8 @@ extension DeviceSetup {
                     // Each keeps its stamp (the new device's now): its edits win or lose against
                     // everyone else's as they did, instead of outranking everything seen since.
                     _ = try Replicator.stage(
-                        log.changes.map(\.change), document: record.id, device: fresh, wall: wall, committedAt: log.committedAt, ship: true,
-                        keeping: log.stamp, in: &contents)
+                        logged: log.changes, document: record.id, device: fresh, format: device.logFormat, wall: wall,
+                        committedAt: log.committedAt, ship: true, keeping: log.stamp, in: &contents)
                 }
                 return logs.count
             }
@@ -123,16 +123,5 @@ extension DeviceRoot {
 
     func removePendingIdentityChange() {
         try? FileManager.default.removeItem(at: identityChangeURL)
-    }
-}
-
-extension LoggedChange {
-    /// The change as a save makes it.
-    var change: Change {
-        switch op {
-        case .insert: .insert(id, entity: entity ?? "", attributes: attributes ?? [:])
-        case .update: .update(id, attributes: attributes ?? [:])
-        case .delete: .delete(id)
-        }
     }
 }

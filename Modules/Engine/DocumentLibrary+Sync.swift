@@ -627,11 +627,13 @@ extension DocumentLibrary {
         }
         containersInForce = outcome.inForce
         switch outcome.check {
-        case .agreed(_, let remember):
-            if let remember {
-                device.containerID = remember
+        case .agreed(_, let remember, let format):
+            if let remember { device.containerID = remember }
+            if remember != nil || (device.containerFormat ?? 1) != format {
+                device.containerFormat = format
                 try root.saveDevice(device)
             }
+            replicator?.format = device.logFormat
             return true
         case .changed(let remembered, let found, let error):
             let message = error.description
@@ -665,7 +667,9 @@ extension DocumentLibrary {
                 catalog.setContainerStamp("documents", nil)
                 catalog.setContainerStamp("tombstones", nil)
                 device.containerID = adopted.identity.containerID
+                device.containerFormat = adopted.identity.format
                 try root.saveDevice(device)
+                replicator?.format = device.logFormat
                 return true
             case .stayLocal:
                 // Nothing is demoted: a mistyped --container or a replica that is briefly wrong

@@ -51,7 +51,7 @@ public actor DocumentLibrary {
     public nonisolated var identity: DeviceIdentity { configuration.identity }
     public private(set) var settings: ResolvedSettings
     let root: DeviceRoot
-    let replicator: Replicator?
+    var replicator: Replicator?
     /// The replicator when the container in place may be read and written: nil without a
     /// container and while ``containerRefusal`` holds. Saves still commit through `replicator`
     /// (their logs wait in the outbox).
@@ -106,9 +106,12 @@ public actor DocumentLibrary {
         self.root = configuration.root
         self.logger = configuration.logger
         if let container = configuration.container {
-            replicator = Replicator(
+            var replicator = Replicator(
                 container: Container(root: container, writeObserver: configuration.containerObserver),
                 device: configuration.identity, now: configuration.now)
+            // What the device last saw of the container, until it looks again.
+            replicator.format = configuration.root.savedDevice()?.logFormat ?? .version1
+            self.replicator = replicator
         } else {
             replicator = nil
         }
@@ -485,7 +488,8 @@ public actor DocumentLibrary {
         let committed: LocalCommit
         do {
             committed = try Replicator.commit(
-                document: id, device: identity, now: configuration.now, to: document.store, ship: ship, makeChanges)
+                document: id, device: identity, format: replicator?.format ?? .version1, now: configuration.now, to: document.store,
+                ship: ship, makeChanges)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)
         }

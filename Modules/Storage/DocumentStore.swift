@@ -1,5 +1,6 @@
 import Foundation
 import Model
+import Text
 
 /// A document's local copy on one device: its object graph and, beside it in the same
 /// transactions, the bookkeeping the Sync module needs.
@@ -85,11 +86,15 @@ public struct SyncBookkeeping: Hashable, Sendable, Codable {
     public var outbox: [UInt64: Data]
     /// Small named values (the document's own metadata, the schema version).
     public var values: [String: String]
+    /// Per object and text attribute, the replicated sequence whose visible text is the
+    /// attribute's value in the graph (only for attributes that merge as text, in a container
+    /// of format 2).
+    public var texts: [ObjectID: [String: TextSequence]]
 
     public init(
         applied: [DeviceID: UInt64] = [:], stamps: [ObjectID: [String: Stamp]] = [:],
         tombstones: [ObjectID: Stamp] = [:], clock: HybridLogicalClock = HybridLogicalClock(),
-        outbox: [UInt64: Data] = [:], values: [String: String] = [:]
+        outbox: [UInt64: Data] = [:], values: [String: String] = [:], texts: [ObjectID: [String: TextSequence]] = [:]
     ) {
         self.applied = applied
         self.stamps = stamps
@@ -97,5 +102,20 @@ public struct SyncBookkeeping: Hashable, Sendable, Codable {
         self.clock = clock
         self.outbox = outbox
         self.values = values
+        self.texts = texts
+    }
+
+    private enum CodingKeys: String, CodingKey { case applied, stamps, tombstones, clock, outbox, values, texts }
+
+    /// Files written before texts existed have none.
+    public init(from decoder: any Decoder) throws {
+        let keyed = try decoder.container(keyedBy: CodingKeys.self)
+        applied = try keyed.decode([DeviceID: UInt64].self, forKey: .applied)
+        stamps = try keyed.decode([ObjectID: [String: Stamp]].self, forKey: .stamps)
+        tombstones = try keyed.decode([ObjectID: Stamp].self, forKey: .tombstones)
+        clock = try keyed.decode(HybridLogicalClock.self, forKey: .clock)
+        outbox = try keyed.decode([UInt64: Data].self, forKey: .outbox)
+        values = try keyed.decode([String: String].self, forKey: .values)
+        texts = try keyed.decodeIfPresent([ObjectID: [String: TextSequence]].self, forKey: .texts) ?? [:]
     }
 }

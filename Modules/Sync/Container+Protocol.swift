@@ -28,7 +28,8 @@ public enum ContainerChange: Sendable, Hashable {
 public enum IdentityCheck: Sendable {
     /// The device syncs with `current`. `remember` is set when the device must remember a
     /// new identity: it seeded the container, joined it, or lost a seeding race.
-    case agreed(current: UUID, remember: UUID?)
+    /// `format`: the container's format in force (the highest of its identity's files).
+    case agreed(current: UUID, remember: UUID?, format: Int)
     /// The container's identity is not the one the device synced with (a reset, or another
     /// container in its place): the device's policy decides whether to adopt it.
     case changed(remembered: UUID, found: UUID?, error: SyncError)
@@ -111,21 +112,30 @@ extension Container {
         guard let remembered else {
             let seeded: ContainerIdentity
             if let current { seeded = current } else { seeded = try seedIdentity(device: device, now: now, newID: newID) }
-            return (.agreed(current: seeded.containerID, remember: seeded.containerID), inForce.union([seeded.containerID]))
+            return (.agreed(current: seeded.containerID, remember: seeded.containerID, format: Self.format(of: seeded.containerID, in: identities + [seeded])),
+                    inForce.union([seeded.containerID]))
         }
-        if current?.containerID == remembered { return (.agreed(current: remembered, remember: nil), inForce) }
+        if current?.containerID == remembered {
+            return (.agreed(current: remembered, remember: nil, format: Self.format(of: remembered, in: identities)), inForce)
+        }
         if !replaced.contains(remembered), identities.contains(where: { $0.containerID == remembered }), let current {
             // Two devices seeded an empty container at once; the smaller UUID wins for all.
-            return (.agreed(current: current.containerID, remember: current.containerID), inForce)
+            return (.agreed(current: current.containerID, remember: current.containerID, format: Self.format(of: current.containerID, in: identities)), inForce)
         }
         if current == nil, canSeed() {
             let seeded = try seedIdentity(device: device, now: now, newID: newID)
-            return (.agreed(current: seeded.containerID, remember: seeded.containerID), inForce.union([seeded.containerID]))
+            return (.agreed(current: seeded.containerID, remember: seeded.containerID, format: seeded.format), inForce.union([seeded.containerID]))
         }
         let found = current?.containerID
         let error = SyncError(
             .identityChanged(remembered: remembered.uuidString.lowercased(), found: found?.uuidString.lowercased()), path: root.path)
         return (.changed(remembered: remembered, found: found, error: error), inForce)
+    }
+
+    /// The format of the container `id`: the highest format among its identity files (a
+    /// container moved to format 2 has a second identity file of the same UUID saying so).
+    static func format(of id: UUID, in identities: [ContainerIdentity]) -> Int {
+        identities.filter { $0.containerID == id }.map(\.format).max() ?? 1
     }
 
     /// Adopts the container's identity after it changed: the one in force, or a new one seeded

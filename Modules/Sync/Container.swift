@@ -19,8 +19,14 @@ import Model
 ///   tombstones/<docID>.<deviceID>.json                  DocumentTombstone
 /// ```
 public struct Container: Sendable {
-    /// The layout version this build writes and reads.
-    public static let formatVersion = 1
+    /// The newest container format this build reads, and the one it seeds new containers with.
+    /// Format 2 (Docs/CONTAINER-FORMAT.md) writes logs as binary envelopes whose changes may
+    /// carry text operations; a container of format 1 keeps format 1 logs until
+    /// `multidoc container upgrade` moves it.
+    public static let formatVersion = 2
+    /// The version of info, tombstone and registry records: their shape is the same in both
+    /// formats, so devices of either read them.
+    public static let recordFormat = 1
 
     public let root: URL
     /// Told about every file this device writes or removes in the container, after the change
@@ -489,7 +495,10 @@ public struct Container: Sendable {
     /// Reads and validates one log file.
     ///
     /// `latest`: the latest stamp accepted (``ContainerBounds/latestWall(at:)``); nil checks no clock.
-    public func readLog(_ id: DocumentID, device: DeviceID, sequence: UInt64, latest: UInt64? = nil) throws(LogDecodingError) -> TransactionLog {
+    /// `identity`: the container identity a format 2 log must name (nil: not checked).
+    public func readLog(
+        _ id: DocumentID, device: DeviceID, sequence: UInt64, latest: UInt64? = nil, identity: UUID? = nil
+    ) throws(LogDecodingError) -> TransactionLog {
         let url = logURL(id, device: device, sequence: sequence)
         let data: Data
         do {
@@ -497,7 +506,7 @@ public struct Container: Sendable {
         } catch {
             throw LogDecodingError(reason: error.detail ?? error.description)
         }
-        let log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence)
+        let log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence, container: identity)
         if let latest, let problem = ContainerBounds.problem(stamp: log.stamp, latest: latest) {
             throw LogDecodingError(reason: problem)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Model
+import Text
 
 /// The ranges a reader accepts in container files. Every file of the container may come from
 /// a peer with a wrong clock, an older or newer build, a replication engine or a person; what
@@ -72,7 +73,16 @@ extension Baseline {
                 return false
             case .insert, .update:
                 guard objects[change.id] != nil, let stamps = stamps[change.id] else { return false }
-                return (change.attributes ?? [:]).keys.allSatisfy { name in stamps[name].map { $0 >= log.stamp } ?? false }
+                let attributes = (change.attributes ?? [:]).keys.allSatisfy { name in stamps[name].map { $0 >= log.stamp } ?? false }
+                // A text operation is reflected when the baseline's sequence holds what it inserted.
+                let texts = (change.texts ?? [:]).allSatisfy { name, operations in
+                    guard let version = self.texts?[change.id]?[name]?.version else { return false }
+                    return operations.allSatisfy { operation in
+                        guard case .insert(let insertion) = operation else { return true }
+                        return version.contains(insertion.id)
+                    }
+                }
+                return attributes && texts
             }
         }
     }

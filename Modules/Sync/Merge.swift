@@ -1,5 +1,6 @@
 import Model
 import Storage
+import Text
 
 /// The conflict rule. Any two devices that have applied the same set of logs hold the same
 /// graph, whatever order the logs came in:
@@ -10,17 +11,35 @@ import Storage
 ///   are dropped (delete wins over a concurrent edit).
 /// - An object exists once any insert or update of it has been applied and no delete has.
 ///
+/// - A text attribute (``strategy(entity:attribute:)`` says `.text`) that has a replicated
+///   sequence (``Text/TextSequence``, in the store's `sync.texts`) shows that sequence's text:
+///   format 2 logs carry operations on it, which merge every concurrent edit (both kept, the
+///   same order everywhere). Plain values written to it (format 1 logs) keep their stamps but
+///   no longer change the text. Without a sequence it is last-writer-wins, as in format 1.
+///
 /// The state is a join-semilattice, so baselines merge with the same rule (``merge(_:into:)``).
-/// Room for other strategies: ``MergeStrategy`` is chosen per attribute; only
-/// last-writer-wins exists today.
 public enum Merge {
-    /// How concurrent writes of one attribute are resolved. A new strategy (a text merge, say)
-    /// is a new case here, chosen in ``strategy(entity:attribute:)`` and handled where
-    /// ``apply(_:to:)`` and ``merge(_:into:)`` meet an attribute; it must stay order-independent.
-    public enum MergeStrategy: Sendable { case lastWriterWins }
+    /// How concurrent writes of one attribute are resolved; it must stay order-independent.
+    public enum MergeStrategy: Sendable { case lastWriterWins, text }
 
-    /// The strategy for one attribute of one entity: last-writer-wins for every attribute today.
-    public static func strategy(entity: String, attribute: String) -> MergeStrategy { .lastWriterWins }
+    /// The strategy for one attribute of one entity: the text of a text entry merges as text,
+    /// everything else is last-writer-wins.
+    public static func strategy(entity: String, attribute: String) -> MergeStrategy {
+        entity == Entity.textEntry && attribute == Entity.TextEntry.text ? .text : .lastWriterWins
+    }
+
+    /// The agent that seeds a sequence from a text that had none (a container moved from format
+    /// 1): every device seeding the same text makes the same ids.
+    public static let migrationAgent = Agent(high: 0, low: 1)
+
+    /// A sequence holding `value`'s text as inserted by ``migrationAgent`` (empty for no text).
+    public static func seeded(from value: AttributeValue?) -> TextSequence {
+        var sequence = TextSequence()
+        if let text = value?.stringValue, !text.isEmpty {
+            _ = try? sequence.insert(text, at: 0, by: migrationAgent)
+        }
+        return sequence
+    }
 
     /// Applies one log to `contents` and reports what changed in the graph.
     @discardableResult
@@ -45,6 +64,7 @@ public enum Merge {
                 summary.updated.remove(id)
             }
             contents.sync.stamps[id] = nil
+            contents.sync.texts[id] = nil
         case .insert, .update:
             guard contents.sync.tombstones[id] == nil else { return }
             let isNew = contents.graph.objects[id] == nil
@@ -53,13 +73,27 @@ public enum Merge {
             var stamps = contents.sync.stamps[id] ?? [:]
             var changed = false
             for (name, value) in change.attributes ?? [:] {
-                switch strategy(entity: record.entity, attribute: name) {
-                case .lastWriterWins:
-                    if let current = stamps[name], current >= stamp { continue }
-                }
+                if let current = stamps[name], current >= stamp { continue }
                 stamps[name] = stamp
+                // A text with a sequence shows the sequence's text, whatever plain value comes.
+                if strategy(entity: record.entity, attribute: name) == .text, contents.sync.texts[id]?[name] != nil { continue }
                 if record.attributes[name] != value {
                     record.attributes[name] = value
+                    changed = true
+                }
+            }
+            for (name, operations) in change.texts ?? [:] {
+                var sequence = contents.sync.texts[id]?[name] ?? seeded(from: record.attributes[name])
+                for operation in operations {
+                    // The decoder validated each operation; one the sequence still refuses (a
+                    // state past its limits) is left out rather than stopping the import.
+                    _ = try? sequence.apply(operation)
+                }
+                contents.sync.texts[id, default: [:]][name] = sequence
+                if stamps[name].map({ $0 < stamp }) ?? true { stamps[name] = stamp }
+                let text = AttributeValue.string(sequence.text)
+                if record.attributes[name] != text {
+                    record.attributes[name] = text
                     changed = true
                 }
             }
@@ -96,6 +130,17 @@ public enum Merge {
             for (stamp, attributes) in byStamp.sorted(by: { $0.key < $1.key }) {
                 apply(LoggedChange(op: .insert, id: id, entity: record.entity, attributes: attributes),
                       stamp: stamp, to: &contents, summary: &summary)
+            }
+        }
+        for (id, texts) in baseline.texts ?? [:] where contents.sync.tombstones[id] == nil {
+            for (name, theirs) in texts {
+                // The baseline's sequence already holds any seeding: nothing is seeded again.
+                if contents.sync.texts[id]?[name] == nil { contents.sync.texts[id, default: [:]][name] = TextSequence() }
+                let operations = theirs.operations(since: TextVersion())
+                apply(LoggedChange(op: .update, id: id, entity: baseline.objects[id]?.entity ?? contents.graph.objects[id]?.entity ?? "",
+                                   texts: [name: operations]),
+                      stamp: baseline.stamps[id]?[name] ?? Stamp(wall: 0, counter: 0, device: baseline.writtenBy),
+                      to: &contents, summary: &summary)
             }
         }
         for (device, sequence) in baseline.applied {

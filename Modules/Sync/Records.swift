@@ -1,6 +1,7 @@
 import Foundation
 import Model
 import Storage
+import Text
 
 /// The container's identity file: written once by the device that seeds the container
 /// (the seed APCoreDataStackManager's Configuration.plist).
@@ -43,7 +44,7 @@ public struct DocumentInfo: Codable, Sendable, Hashable {
         container: UUID? = nil
     ) {
         self.container = container
-        self.format = Container.formatVersion
+        self.format = Container.recordFormat
         self.document = document
         self.name = name
         self.createdBy = createdBy
@@ -62,7 +63,7 @@ public struct DocumentTombstone: Codable, Sendable, Hashable {
     public var deletedAt: Date
 
     public init(document: DocumentID, deletedBy: DeviceID, deletedAt: Date) {
-        self.format = Container.formatVersion
+        self.format = Container.recordFormat
         self.document = document
         self.deletedBy = deletedBy
         self.deletedAt = deletedAt
@@ -81,7 +82,7 @@ public struct DeviceRecord: Codable, Sendable, Hashable {
     public var applied: [DocumentID: [DeviceID: UInt64]]
 
     public init(device: DeviceIdentity, updatedAt: Date, applied: [DocumentID: [DeviceID: UInt64]]) {
-        self.format = Container.formatVersion
+        self.format = Container.recordFormat
         self.device = device.id
         self.name = device.name
         self.model = device.model
@@ -102,9 +103,11 @@ public struct Baseline: Codable, Sendable, Hashable {
     public var objects: [ObjectID: ObjectRecord]
     public var stamps: [ObjectID: [String: Stamp]]
     public var tombstones: [ObjectID: Stamp]
+    /// The replicated sequence of every text attribute that has one (format 2; absent before).
+    public var texts: [ObjectID: [String: TextSequence]]?
 
     public init(document: DocumentID, writtenBy: DeviceID, writtenAt: Date, contents: StoreContents) {
-        self.format = Container.formatVersion
+        self.format = contents.sync.texts.isEmpty ? 1 : 2
         self.document = document
         self.writtenBy = writtenBy
         self.writtenAt = writtenAt
@@ -112,6 +115,7 @@ public struct Baseline: Codable, Sendable, Hashable {
         self.objects = contents.graph.objects
         self.stamps = contents.sync.stamps
         self.tombstones = contents.sync.tombstones
+        self.texts = contents.sync.texts.isEmpty ? nil : contents.sync.texts
     }
 
     /// How many logs the snapshot includes, over all devices.

@@ -5,6 +5,7 @@ import FileIO
 import Foundation
 import Model
 import Storage
+import Text
 
 /// Ships one device's saves into the container and imports its peers' logs: the log-shipping
 /// half of the Sync module, one document at a time. Stateless apart from its configuration,
@@ -17,6 +18,9 @@ public struct Replicator: Sendable {
     public var baselineThreshold: Int
     /// The most logs applied in one store transaction (bounds memory during a big import).
     public var importBatchSize: Int
+    /// What this device writes: the container's format and identity (the Engine sets it from
+    /// what the device last saw of the container).
+    public var format: LogFormat = .version1
     private let now: @Sendable () -> Date
 
     public init(container: Container, device: DeviceIdentity, baselineThreshold: Int = 100, importBatchSize: Int = 5_000, now: @escaping @Sendable () -> Date = Date.init) {
@@ -43,20 +47,22 @@ public struct Replicator: Sendable {
     public func commit(
         document: DocumentID, to store: any DocumentStore, ship: Bool, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
-        try Self.commit(document: document, device: device, now: now, to: store, ship: ship, makeChanges)
+        try Self.commit(document: document, device: device, format: format, now: now, to: store, ship: ship, makeChanges)
     }
 
     /// Commits local changes without a container (a local document, or a cloud one whose
     /// container is away): the same transaction as ``commit(document:to:ship:_:)``, which keeps
     /// the log in the outbox when `ship` is set.
     public static func commit(
-        document: DocumentID, device: DeviceIdentity, now: @Sendable () -> Date, to store: any DocumentStore, ship: Bool,
+        document: DocumentID, device: DeviceIdentity, format: LogFormat, now: @Sendable () -> Date, to store: any DocumentStore, ship: Bool,
         _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
         let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         let committedAt = now()
         return try store.write { contents in
-            try stage(try makeChanges(contents.graph), document: document, device: device, wall: wall, committedAt: committedAt, ship: ship, in: &contents)
+            try stage(
+                try makeChanges(contents.graph), document: document, device: device, format: format, wall: wall, committedAt: committedAt,
+                ship: ship, in: &contents)
         }
     }
 
@@ -64,11 +70,25 @@ public struct Replicator: Sendable {
     /// applies them under the merge rule, counts the save and (with `ship`) keeps its log in the
     /// outbox. For a caller that commits several saves in one transaction.
     ///
+    /// In `format` 2 a new value of a text attribute becomes operations on its sequence (a
+    /// minimal diff from the text this device has), so concurrent edits merge.
+    public static func stage(
+        _ changes: [Change], document: DocumentID, device: DeviceIdentity, format: LogFormat, wall: UInt64, committedAt: Date, ship: Bool,
+        in contents: inout StoreContents
+    ) throws -> LocalCommit {
+        var logged = TransactionLog.logged(changes, in: contents.graph)
+        if format.version >= 2 { logged = try textOperations(logged, by: Agent(device.id), in: contents) }
+        return try stage(logged: logged, document: document, device: device, format: format, wall: wall, committedAt: committedAt, ship: ship, in: &contents)
+    }
+
+    /// ``stage(_:document:device:format:wall:committedAt:ship:in:)`` for changes already in
+    /// their logged form (text operations included): the saves moved to a new device identity.
+    ///
     /// `keeping` stamps the changes with a stamp made before (wall and counter, this device):
     /// saves moved to a new device identity keep their place among everyone's edits.
     public static func stage(
-        _ changes: [Change], document: DocumentID, device: DeviceIdentity, wall: UInt64, committedAt: Date, ship: Bool,
-        keeping earlier: Stamp? = nil, in contents: inout StoreContents
+        logged: [LoggedChange], document: DocumentID, device: DeviceIdentity, format: LogFormat, wall: UInt64, committedAt: Date,
+        ship: Bool, keeping earlier: Stamp? = nil, in contents: inout StoreContents
     ) throws -> LocalCommit {
         let stamp: Stamp
         if let earlier {
@@ -83,19 +103,41 @@ public struct Replicator: Sendable {
         }
         let sequence = last + 1
         let log = TransactionLog(
-            document: document, device: device.id, sequence: sequence, stamp: stamp,
-            committedAt: committedAt, deviceName: device.name,
-            changes: TransactionLog.logged(changes, in: contents.graph))
+            format: format.version, document: document, device: device.id, sequence: sequence, stamp: stamp,
+            committedAt: committedAt, deviceName: device.name, changes: logged)
         let summary = Merge.apply(log, to: &contents)
         contents.sync.applied[device.id] = sequence
         // A device never writes a log its peers would refuse: checked before anything is
         // committed (the transaction rolls back with the throw).
-        let data = try log.encoded()
+        let data = try log.encoded(container: format.container)
         guard data.count <= TransactionLog.maximumFileSize else {
             throw SyncError(.saveRefused, path: document.description, detail: "its log would be \(data.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
         }
         if ship { contents.sync.outbox[sequence] = data }
         return LocalCommit(log: log, summary: summary)
+    }
+
+    /// Turns new values of text attributes into operations on their sequences: the edits from
+    /// the text this device has to the new one, made by `agent`.
+    static func textOperations(_ changes: [LoggedChange], by agent: Agent, in contents: StoreContents) throws -> [LoggedChange] {
+        var working: [ObjectID: [String: TextSequence]] = [:]
+        return try changes.map { change in
+            guard change.op != .delete, let entity = change.entity, let attributes = change.attributes else {
+                if change.op == .delete { working[change.id] = nil }
+                return change
+            }
+            var result = change
+            for (name, value) in attributes where Merge.strategy(entity: entity, attribute: name) == .text {
+                guard let text = value.stringValue else { continue }
+                var sequence = working[change.id]?[name] ?? contents.sync.texts[change.id]?[name]
+                    ?? Merge.seeded(from: contents.graph.objects[change.id]?.attributes[name])
+                let operations = try sequence.edits(to: text, by: agent)
+                working[change.id, default: [:]][name] = sequence
+                result.attributes?[name] = nil
+                if !operations.isEmpty { result.texts = (result.texts ?? [:]).merging([name: operations]) { $0 + $1 } }
+            }
+            return result
+        }
     }
 
     /// Writes the store's outbox into the container and clears it. Returns the files written.
@@ -195,7 +237,7 @@ public struct Replicator: Sendable {
             var stopped: Set<DeviceID> = []
             for (origin, sequence) in batch where !stopped.contains(origin) {
                 do {
-                    logs.append(try container.readLog(document, device: origin, sequence: sequence, latest: latest))
+                    logs.append(try container.readLog(document, device: origin, sequence: sequence, latest: latest, identity: format.container))
                 } catch {
                     stopped.insert(origin)
                     report.quarantined.append(QuarantinedFile(url: container.logURL(document, device: origin, sequence: sequence), reason: error.description))

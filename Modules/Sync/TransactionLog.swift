@@ -1,5 +1,6 @@
 import Foundation
 import Model
+import Text
 
 /// One change as shipped in a log. Unlike ``Model/Change``, updates carry the entity too, so a
 /// peer can apply a device's update before it has the insert from another device.
@@ -10,12 +11,21 @@ public struct LoggedChange: Codable, Sendable, Hashable {
     public var id: ObjectID
     public var entity: String?
     public var attributes: [String: AttributeValue]?
+    /// Text attributes changed by operations on their replicated sequence (format 2 only), per
+    /// attribute in the order they were made; an insert or update only.
+    public var texts: [String: [TextOperation]]?
 
-    public init(op: Operation, id: ObjectID, entity: String? = nil, attributes: [String: AttributeValue]? = nil) {
+    private enum CodingKeys: String, CodingKey { case op, id, entity, attributes }
+
+    public init(
+        op: Operation, id: ObjectID, entity: String? = nil, attributes: [String: AttributeValue]? = nil,
+        texts: [String: [TextOperation]]? = nil
+    ) {
         self.op = op
         self.id = id
         self.entity = entity
         self.attributes = attributes
+        self.texts = texts
     }
 }
 
@@ -34,8 +44,13 @@ public struct TransactionLog: Codable, Sendable, Hashable {
     public var deviceName: String
     public var changes: [LoggedChange]
 
-    public init(document: DocumentID, device: DeviceID, sequence: UInt64, stamp: Stamp, committedAt: Date, deviceName: String, changes: [LoggedChange]) {
-        self.format = Container.formatVersion
+    /// `format` 1 is JSON (a container of format 1); 2 the binary envelope, whose changes may
+    /// carry text operations.
+    public init(
+        format: Int = 1, document: DocumentID, device: DeviceID, sequence: UInt64, stamp: Stamp, committedAt: Date, deviceName: String,
+        changes: [LoggedChange]
+    ) {
+        self.format = format
         self.document = document
         self.device = device
         self.sequence = sequence
@@ -48,8 +63,14 @@ public struct TransactionLog: Codable, Sendable, Hashable {
     /// The largest log file a reader accepts; anything bigger is quarantined unread.
     public static let maximumFileSize = 32 * 1024 * 1024
 
-    /// Encodes as compact JSON with sorted keys (identical logs encode identically).
-    public func encoded() throws -> Data {
+    /// The file's bytes in the log's format: format 1 as compact JSON with sorted keys, format 2
+    /// as the binary envelope (identical logs encode identically in both). `container`: the
+    /// identity a format 2 log is written for.
+    public func encoded(container: UUID? = nil) throws -> Data {
+        if format >= 2 { return binaryEncoded(container: container) }
+        guard !changes.contains(where: { $0.texts != nil }) else {
+            throw LogDecodingError(reason: "text operations need a format 2 log")
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .millisecondsSince1970
@@ -58,7 +79,13 @@ public struct TransactionLog: Codable, Sendable, Hashable {
 
     /// Decodes and validates a log file's bytes against what its path says.
     /// - Throws: a description of the first problem (for the quarantine report).
-    public static func decode(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(LogDecodingError) -> TransactionLog {
+    /// `container`: the identity in force, which a format 2 log's header must name (nil: not checked).
+    public static func decode(
+        _ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64, container: UUID? = nil
+    ) throws(LogDecodingError) -> TransactionLog {
+        if ContainerEnvelope.isEnvelope(data) {
+            return try decodeBinary(data, document: document, device: device, sequence: sequence, container: container)
+        }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
         let log: TransactionLog
@@ -67,8 +94,8 @@ public struct TransactionLog: Codable, Sendable, Hashable {
         } catch {
             throw LogDecodingError(reason: data.isEmpty ? "empty file" : "not a transaction log (\(Self.summarize(error)))")
         }
-        guard log.format <= Container.formatVersion else {
-            throw LogDecodingError(reason: "format version \(log.format) is newer than this build's \(Container.formatVersion)")
+        guard log.format <= 1 else {
+            throw LogDecodingError(reason: "a JSON log of format version \(log.format): only format 1 is JSON (format 2 logs are binary)")
         }
         guard log.document == document else { throw LogDecodingError(reason: "names document \(log.document) but lies in \(document)'s folder") }
         guard log.device == device else { throw LogDecodingError(reason: "claims device \(log.device) but lies in \(device)'s folder") }
@@ -123,4 +150,19 @@ extension TransactionLog {
             }
         }
     }
+}
+
+/// The container format a device writes and, for format 2, the container identity its files
+/// name in their header.
+public struct LogFormat: Sendable, Hashable {
+    public var version: Int
+    public var container: UUID?
+
+    public init(version: Int, container: UUID?) {
+        self.version = version
+        self.container = container
+    }
+
+    /// Format 1: JSON logs, every attribute last-writer-wins.
+    public static let version1 = LogFormat(version: 1, container: nil)
 }

@@ -35,12 +35,14 @@ public enum TextDecodingError: Error, Hashable, Sendable, CustomStringConvertibl
 }
 
 /// Appends LEB128 varints, agents and UTF-8 text to a byte array.
-struct ByteWriter {
-    var bytes: [UInt8] = []
+package struct ByteWriter {
+    package var bytes: [UInt8] = []
 
-    mutating func byte(_ value: UInt8) { bytes.append(value) }
+    package init() {}
 
-    mutating func varint(_ value: UInt64) {
+    package mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    package mutating func varint(_ value: UInt64) {
         var rest = value
         while rest >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
@@ -49,12 +51,20 @@ struct ByteWriter {
         bytes.append(UInt8(rest))
     }
 
-    mutating func varint(_ value: Int) { varint(UInt64(clamping: value)) }
+    package mutating func varint(_ value: Int) { varint(UInt64(clamping: value)) }
 
-    mutating func agent(_ agent: Agent) { bytes.append(contentsOf: agent.bytes) }
+    package mutating func agent(_ agent: Agent) { bytes.append(contentsOf: agent.bytes) }
+
+    package mutating func raw(_ more: some Collection<UInt8>) { bytes.append(contentsOf: more) }
+
+    /// A UTF-8 string: its byte length, then the bytes.
+    package mutating func string(_ string: String) {
+        varint(string.utf8.count)
+        bytes.append(contentsOf: string.utf8)
+    }
 
     /// The scalar count, the UTF-8 length, then the UTF-8 bytes.
-    mutating func scalars(_ scalars: some Collection<Unicode.Scalar>) {
+    package mutating func scalars(_ scalars: some Collection<Unicode.Scalar>) {
         var utf8: [UInt8] = []
         utf8.reserveCapacity(scalars.count)
         for scalar in scalars { UTF8.encode(scalar) { utf8.append($0) } }
@@ -66,21 +76,21 @@ struct ByteWriter {
 
 /// Reads what `ByteWriter` writes, checking every bound: hostile bytes give a
 /// `TextDecodingError`, never a trap.
-struct ByteReader {
-    let bytes: [UInt8]
-    var offset = 0
+package struct ByteReader {
+    package let bytes: [UInt8]
+    package var offset = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    var remaining: Int { bytes.count - offset }
+    package var remaining: Int { bytes.count - offset }
 
-    mutating func byte() throws(TextDecodingError) -> UInt8 {
+    package mutating func byte() throws(TextDecodingError) -> UInt8 {
         guard offset < bytes.count else { throw .truncated(offset: offset) }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    mutating func varint() throws(TextDecodingError) -> UInt64 {
+    package mutating func varint() throws(TextDecodingError) -> UInt64 {
         let start = offset
         var value: UInt64 = 0
         for shift in stride(from: UInt64(0), to: 70, by: 7) {
@@ -94,20 +104,20 @@ struct ByteReader {
     }
 
     /// A varint that must be at most `maximum`.
-    mutating func count(maximum: Int) throws(TextDecodingError) -> Int {
+    package mutating func count(maximum: Int) throws(TextDecodingError) -> Int {
         let start = offset
         let value = try varint()
         guard value <= UInt64(maximum) else { throw .tooLarge(offset: start, value: value) }
         return Int(value)
     }
 
-    mutating func agent() throws(TextDecodingError) -> Agent {
+    package mutating func agent() throws(TextDecodingError) -> Agent {
         guard remaining >= 16 else { throw .truncated(offset: offset) }
         defer { offset += 16 }
         return Agent(bytes: bytes[offset..<(offset + 16)]) ?? Agent(high: 0, low: 0)
     }
 
-    mutating func scalars(maximum: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
+    package mutating func scalars(maximum: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
         let scalarCount = try count(maximum: maximum)
         let byteStart = offset
         let byteCount = try count(maximum: min(remaining, scalarCount * 4))
@@ -120,7 +130,23 @@ struct ByteReader {
         return scalars
     }
 
-    func finish() throws(TextDecodingError) {
+    /// The next `count` bytes as they are.
+    package mutating func raw(count: Int) throws(TextDecodingError) -> ArraySlice<UInt8> {
+        guard count >= 0, count <= remaining else { throw .truncated(offset: offset) }
+        defer { offset += count }
+        return bytes[offset..<(offset + count)]
+    }
+
+    /// A string written by `ByteWriter.string(_:)`, at most `maximum` bytes of valid UTF-8.
+    package mutating func string(maximum: Int) throws(TextDecodingError) -> String {
+        let length = try count(maximum: maximum)
+        let start = offset
+        let utf8 = try raw(count: length)
+        guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalidText(offset: start) }
+        return string
+    }
+
+    package func finish() throws(TextDecodingError) {
         guard offset == bytes.count else { throw .trailingBytes(offset: offset) }
     }
 }

@@ -19,7 +19,7 @@ extension TextOperation {
         try reader.finish()
     }
 
-    func write(to writer: inout ByteWriter) {
+    package func write(to writer: inout ByteWriter) {
         switch self {
         case .insert(let insertion):
             writer.byte(Self.insertTag)
@@ -44,7 +44,7 @@ extension TextOperation {
         }
     }
 
-    static func read(from reader: inout ByteReader) throws(TextDecodingError) -> TextOperation {
+    package static func read(from reader: inout ByteReader) throws(TextDecodingError) -> TextOperation {
         let tagOffset = reader.offset
         let operation: TextOperation
         switch try reader.byte() {

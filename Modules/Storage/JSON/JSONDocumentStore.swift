@@ -4,6 +4,7 @@ import Glibc
 import FileIO
 import Foundation
 import Model
+import Text
 import Synchronization
 
 /// The JSON backend: one human-readable file per store (pretty-printed, sorted keys), replaced
@@ -210,6 +211,8 @@ struct JSONStoreFile: Codable {
     var clock: HybridLogicalClock
     var outbox: [String: Data]
     var values: [String: String]
+    /// Absent in files written before texts merged as sequences.
+    var texts: [ObjectID: [String: TextSequence]]?
 
     init(_ contents: StoreContents) {
         format = JSONDocumentStore.formatTag
@@ -221,6 +224,7 @@ struct JSONStoreFile: Codable {
         clock = contents.sync.clock
         outbox = Dictionary(uniqueKeysWithValues: contents.sync.outbox.map { ("\($0.key)", $0.value) })
         values = contents.sync.values
+        texts = contents.sync.texts.isEmpty ? nil : contents.sync.texts
     }
 
     var contents: StoreContents {
@@ -228,6 +232,7 @@ struct JSONStoreFile: Codable {
         for (key, value) in outbox { if let sequence = UInt64(key) { outboxBySequence[sequence] = value } }
         return StoreContents(
             graph: ObjectGraph(objects: objects),
-            sync: SyncBookkeeping(applied: applied, stamps: stamps, tombstones: tombstones, clock: clock, outbox: outboxBySequence, values: values))
+            sync: SyncBookkeeping(applied: applied, stamps: stamps, tombstones: tombstones, clock: clock, outbox: outboxBySequence, values: values,
+                                 texts: texts ?? [:]))
     }
 }

@@ -1,11 +1,14 @@
 import Foundation
 import GRDB
 import Model
+import Text
 
 /// The SQLite schema, its migrations, and the row-level reads and writes.
 ///
 /// Version 1: `objects`, `attributes` (values only), `applied`, `meta`.
 /// Version 2: per-attribute version stamps, `tombstones`, `outbox`; `ModelVersion.version` = 2.
+/// Migration `v3`: `texts`, the replicated sequence of each text attribute (a blob of
+/// `TextSequence.encoded`); the model is unchanged.
 enum SQLiteSchema {
     static let zeroDevice = "00000000-0000-0000-0000-000000000000"
 
@@ -37,6 +40,13 @@ enum SQLiteSchema {
                 sql: "UPDATE attributes SET value = ? WHERE name = ? AND object_id IN (SELECT id FROM objects WHERE entity = ?)",
                 arguments: [version, Entity.ModelVersion.version, Entity.modelVersion])
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('schemaVersion', ?)", arguments: ["\(SchemaVersion.current)"])
+        }
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: """
+                CREATE TABLE texts (
+                    object_id TEXT NOT NULL, name TEXT NOT NULL, state BLOB NOT NULL,
+                    PRIMARY KEY (object_id, name));
+                """)
         }
         return migrator
     }
@@ -183,6 +193,17 @@ enum SQLiteSchema {
             let sequence = UInt64(max(0, try integer(row, "sequence", table: "outbox")))
             contents.sync.outbox[sequence] = try blob(row, "payload", table: "outbox")
         }
+        for row in try Row.fetchAll(db, sql: "SELECT object_id, name, state FROM texts") {
+            let id = ObjectID(try text(row, "object_id", table: "texts"))
+            let name = try text(row, "name", table: "texts")
+            do {
+                contents.sync.texts[id, default: [:]][name] = try TextSequence(decoding: Array(try blob(row, "state", table: "texts")))
+            } catch let error as DatabaseError {
+                throw error
+            } catch {
+                throw corrupt("texts.state of \(id.rawValue).\(name) is not a text state: \(error)")
+            }
+        }
         var wall: UInt64 = 0, counter: UInt32 = 0
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
             let key = try text(row, "key", table: "meta")
@@ -252,6 +273,21 @@ enum SQLiteSchema {
             }
             for sequence in before.sync.outbox.keys where after.sync.outbox[sequence] == nil {
                 try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?").execute(arguments: [Int64(clamping: sequence)])
+            }
+        }
+        if before.sync.texts != after.sync.texts {
+            for (id, texts) in after.sync.texts {
+                let old = before.sync.texts[id] ?? [:]
+                for (name, sequence) in texts where old[name] != sequence {
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO texts (object_id, name, state) VALUES (?, ?, ?)")
+                        .execute(arguments: [id.rawValue, name, Data(sequence.encoded)])
+                }
+                for name in old.keys where texts[name] == nil {
+                    try db.cachedStatement(sql: "DELETE FROM texts WHERE object_id = ? AND name = ?").execute(arguments: [id.rawValue, name])
+                }
+            }
+            for id in before.sync.texts.keys where after.sync.texts[id] == nil {
+                try db.cachedStatement(sql: "DELETE FROM texts WHERE object_id = ?").execute(arguments: [id.rawValue])
             }
         }
         if before.sync.clock != after.sync.clock {

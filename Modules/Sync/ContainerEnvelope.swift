@@ -1,0 +1,162 @@
+import Foundation
+import Model
+import Text
+
+/// Format 2's envelope around every binary container file (Docs/CONTAINER-FORMAT.md, "Format 2"):
+///
+/// ```
+/// "MDC2"  kind (1 byte)  flags (1 byte)  header length, header  payload length, payload  [signature]
+/// ```
+///
+/// The header is cleartext and says where the file belongs (container, document, writer, place),
+/// so a file copied under another name, into another document or another container is refused
+/// before its payload is read. Lengths are LEB128 varints; every one is capped before anything
+/// is allocated. Flags other than the ones this build knows make the file unreadable here (a
+/// newer writer's file is refused, never half-read).
+public struct ContainerEnvelope: Sendable, Hashable {
+    public enum Kind: UInt8, Sendable, CaseIterable {
+        case log = 1, baseline, info, tombstone, registry, identity, admission, joinRequest
+
+        var name: String {
+            switch self {
+            case .log: "log"
+            case .baseline: "baseline"
+            case .info: "info"
+            case .tombstone: "tombstone"
+            case .registry: "registry"
+            case .identity: "identity"
+            case .admission: "admission"
+            case .joinRequest: "join request"
+            }
+        }
+    }
+
+    /// Where a file belongs. Compared with the file's path and the container it lies in.
+    public struct Header: Sendable, Hashable {
+        /// The container's identity UUID (zeros: written before the writer knew it).
+        public var container: UUID
+        /// The document (zeros for container-wide files).
+        public var document: UUID
+        /// The writing device.
+        public var writer: UUID
+        /// The log's sequence, the baseline's coverage, a record's version.
+        public var place: UInt64
+        /// Milliseconds since 1970 when the file was made.
+        public var writtenAt: UInt64
+        /// The first 8 bytes of the writer's key fingerprint (zeros while unsigned).
+        public var fingerprint: [UInt8]
+
+        public init(container: UUID, document: UUID, writer: UUID, place: UInt64, writtenAt: UInt64, fingerprint: [UInt8] = Array(repeating: 0, count: 8)) {
+            self.container = container
+            self.document = document
+            self.writer = writer
+            self.place = place
+            self.writtenAt = writtenAt
+            self.fingerprint = fingerprint
+        }
+    }
+
+    public static let magic: [UInt8] = Array("MDC2".utf8)
+    /// Flags this build understands: none yet (bit 0 will say signed, bit 1 encrypted).
+    static let knownFlags: UInt8 = 0
+    static let maximumHeaderLength = 256
+
+    public var kind: Kind
+    public var flags: UInt8
+    public var header: Header
+    public var payload: [UInt8]
+
+    public init(kind: Kind, header: Header, payload: [UInt8]) {
+        self.kind = kind
+        self.flags = 0
+        self.header = header
+        self.payload = payload
+    }
+
+    /// Whether `data` starts like a format 2 file (as opposed to format 1's JSON).
+    public static func isEnvelope(_ data: some Collection<UInt8>) -> Bool {
+        data.starts(with: magic)
+    }
+
+    public var encoded: [UInt8] {
+        var headerBytes = ByteWriter()
+        headerBytes.raw(Self.bytes(of: header.container))
+        headerBytes.raw(Self.bytes(of: header.document))
+        headerBytes.raw(Self.bytes(of: header.writer))
+        headerBytes.varint(header.place)
+        headerBytes.varint(header.writtenAt)
+        headerBytes.raw(header.fingerprint.prefix(8) + Array(repeating: 0, count: max(0, 8 - header.fingerprint.count)))
+        var writer = ByteWriter()
+        writer.raw(Self.magic)
+        writer.byte(kind.rawValue)
+        writer.byte(flags)
+        writer.varint(headerBytes.bytes.count)
+        writer.raw(headerBytes.bytes)
+        writer.varint(payload.count)
+        writer.raw(payload)
+        return writer.bytes
+    }
+
+    /// Reads an envelope, its payload at most `maximumPayload` bytes.
+    /// - Throws: ``LogDecodingError`` naming the first problem.
+    public init(decoding bytes: [UInt8], maximumPayload: Int) throws(LogDecodingError) {
+        var reader = ByteReader(bytes)
+        do {
+            guard Self.isEnvelope(bytes) else { throw LogDecodingError(reason: "not a format 2 file (no MDC2 magic)") }
+            _ = try reader.raw(count: 4)
+            let kindByte = try reader.byte()
+            guard let kind = Kind(rawValue: kindByte) else { throw LogDecodingError(reason: "unknown file kind \(kindByte)") }
+            let flags = try reader.byte()
+            guard flags & ~Self.knownFlags == 0 else {
+                throw LogDecodingError(reason: "flags \(flags) this build does not know (signed or encrypted by a newer build?)")
+            }
+            let headerLength = try reader.count(maximum: Self.maximumHeaderLength)
+            var headerReader = ByteReader(Array(try reader.raw(count: headerLength)))
+            let container = try Self.uuid(&headerReader)
+            let document = try Self.uuid(&headerReader)
+            let writer = try Self.uuid(&headerReader)
+            let place = try headerReader.varint()
+            let writtenAt = try headerReader.varint()
+            let fingerprint = Array(try headerReader.raw(count: 8))
+            try headerReader.finish()
+            let payloadLength = try reader.count(maximum: maximumPayload)
+            let payload = Array(try reader.raw(count: payloadLength))
+            try reader.finish()
+            self.kind = kind
+            self.flags = flags
+            self.header = Header(container: container, document: document, writer: writer, place: place, writtenAt: writtenAt, fingerprint: fingerprint)
+            self.payload = payload
+        } catch let error as LogDecodingError {
+            throw error
+        } catch {
+            throw LogDecodingError(reason: "malformed envelope: \(error)")
+        }
+    }
+
+    /// Checks the header against where the file lies. `container` nil: not compared.
+    func check(kind expected: Kind, container: UUID?, document: UUID, writer: UUID, place: UInt64?) throws(LogDecodingError) {
+        guard kind == expected else { throw LogDecodingError(reason: "is a \(kind.name) file where a \(expected.name) belongs") }
+        if let container, header.container != Self.zero, header.container != container {
+            throw LogDecodingError(reason: "was written for container \(header.container.uuidString.lowercased()), not this one (\(container.uuidString.lowercased())); copied from another container?")
+        }
+        guard header.document == document else {
+            throw LogDecodingError(reason: "names document \(header.document.uuidString.lowercased()) but lies in \(document.uuidString.lowercased())'s folder")
+        }
+        guard header.writer == writer else {
+            throw LogDecodingError(reason: "claims device \(header.writer.uuidString.lowercased()) but lies in \(writer.uuidString.lowercased())'s folder")
+        }
+        if let place, header.place != place { throw LogDecodingError(reason: "claims sequence \(header.place) but is named \(place)") }
+    }
+
+    static let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    static func bytes(of uuid: UUID) -> [UInt8] {
+        let u = uuid.uuid
+        return [u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15]
+    }
+
+    static func uuid(_ reader: inout ByteReader) throws(TextDecodingError) -> UUID {
+        let b = Array(try reader.raw(count: 16))
+        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Model
+import Text
+
+/// Format 2's log payload (Docs/CONTAINER-FORMAT.md, "Format 2"): LEB128 varints and
+/// length-prefixed UTF-8, read by hand with every count capped (no `JSONDecoder` on the import
+/// path). The document, device and sequence are the envelope header's.
+///
+/// ```
+/// stamp wall, stamp counter, committedAt (ms), device name, change count, changes
+/// change: tag (1 insert, 2 update, 3 delete), object id,
+///         [insert, update] entity, attribute count, (name, value)…, text count, (name, operation count, operations)…
+/// value:  0 null, 1 string, 2 date (seconds, 8-byte IEEE 754), 3 int (zigzag varint),
+///         4 double (8 bytes), 5 false, 6 true
+/// ```
+extension TransactionLog {
+    static let maximumNameLength = 4096
+
+    /// The log as a format 2 file (the envelope around the binary payload).
+    /// `container`: the identity of the container it is written for (zeros when unknown).
+    public func binaryEncoded(container: UUID?) -> Data {
+        var writer = ByteWriter()
+        writer.varint(stamp.wall)
+        writer.varint(UInt64(stamp.counter))
+        writer.varint(UInt64(clamping: committedAt.clampedMilliseconds))
+        writer.string(deviceName)
+        writer.varint(changes.count)
+        for change in changes {
+            switch change.op {
+            case .insert: writer.byte(1)
+            case .update: writer.byte(2)
+            case .delete: writer.byte(3)
+            }
+            writer.string(change.id.rawValue)
+            guard change.op != .delete else { continue }
+            writer.string(change.entity ?? "")
+            let attributes = (change.attributes ?? [:]).sorted { $0.key < $1.key }
+            writer.varint(attributes.count)
+            for (name, value) in attributes {
+                writer.string(name)
+                Self.write(value, to: &writer)
+            }
+            let texts = (change.texts ?? [:]).sorted { $0.key < $1.key }
+            writer.varint(texts.count)
+            for (name, operations) in texts {
+                writer.string(name)
+                writer.varint(operations.count)
+                for operation in operations { operation.write(to: &writer) }
+            }
+        }
+        let header = ContainerEnvelope.Header(
+            container: container ?? ContainerEnvelope.zero, document: document.uuid, writer: device.uuid, place: sequence,
+            writtenAt: UInt64(clamping: committedAt.clampedMilliseconds))
+        return Data(ContainerEnvelope(kind: .log, header: header, payload: writer.bytes).encoded)
+    }
+
+    /// Reads a format 2 log file and checks its header against where it lies.
+    static func decodeBinary(
+        _ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64, container: UUID?
+    ) throws(LogDecodingError) -> TransactionLog {
+        let envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: maximumFileSize)
+        try envelope.check(kind: .log, container: container, document: document.uuid, writer: device.uuid, place: sequence)
+        var reader = ByteReader(envelope.payload)
+        do {
+            let wall = try reader.varint()
+            let counterOffset = reader.offset
+            let counterValue = try reader.varint()
+            guard let counter = UInt32(exactly: counterValue) else { throw TextDecodingError.tooLarge(offset: counterOffset, value: counterValue) }
+            let committed = try reader.varint()
+            let deviceName = try reader.string(maximum: maximumNameLength)
+            // Every change takes at least two bytes.
+            let count = try reader.count(maximum: reader.remaining / 2)
+            var changes: [LoggedChange] = []
+            changes.reserveCapacity(count)
+            for _ in 0..<count {
+                let tagOffset = reader.offset
+                let tag = try reader.byte()
+                let id = ObjectID(try reader.string(maximum: maximumNameLength))
+                switch tag {
+                case 3:
+                    changes.append(LoggedChange(op: .delete, id: id))
+                case 1, 2:
+                    let entity = try reader.string(maximum: maximumNameLength)
+                    guard !entity.isEmpty else {
+                        throw LogDecodingError(reason: "\(tag == 1 ? "insert" : "update") of \(id) lacks its entity")
+                    }
+                    let attributeCount = try reader.count(maximum: reader.remaining / 2)
+                    var attributes: [String: AttributeValue] = [:]
+                    for _ in 0..<attributeCount {
+                        let name = try reader.string(maximum: maximumNameLength)
+                        attributes[name] = try Self.readValue(&reader)
+                    }
+                    let textCount = try reader.count(maximum: reader.remaining / 2)
+                    var texts: [String: [TextOperation]] = [:]
+                    for _ in 0..<textCount {
+                        let name = try reader.string(maximum: maximumNameLength)
+                        let operationCount = try reader.count(maximum: reader.remaining / 2)
+                        var operations: [TextOperation] = []
+                        operations.reserveCapacity(operationCount)
+                        for _ in 0..<operationCount { operations.append(try TextOperation.read(from: &reader)) }
+                        texts[name] = operations
+                    }
+                    changes.append(LoggedChange(
+                        op: tag == 1 ? .insert : .update, id: id, entity: entity, attributes: attributes,
+                        texts: texts.isEmpty ? nil : texts))
+                default:
+                    throw TextDecodingError.unknownTag(offset: tagOffset, tag: tag)
+                }
+            }
+            try reader.finish()
+            var log = TransactionLog(
+                document: document, device: device, sequence: sequence, stamp: Stamp(wall: wall, counter: counter, device: device),
+                committedAt: Date(timeIntervalSince1970: Double(min(committed, 1 << 52)) / 1000), deviceName: deviceName, changes: changes)
+            log.format = 2
+            return log
+        } catch let error as LogDecodingError {
+            throw error
+        } catch {
+            throw LogDecodingError(reason: "malformed log: \(error)")
+        }
+    }
+
+    static func write(_ value: AttributeValue, to writer: inout ByteWriter) {
+        switch value {
+        case .null: writer.byte(0)
+        case .string(let string):
+            writer.byte(1)
+            writer.string(string)
+        case .date(let date):
+            writer.byte(2)
+            writer.raw(littleEndian(date.timeIntervalSince1970.bitPattern))
+        case .int(let int):
+            writer.byte(3)
+            writer.varint(UInt64(bitPattern: (int << 1) ^ (int >> 63)))
+        case .double(let double):
+            writer.byte(4)
+            writer.raw(littleEndian(double.bitPattern))
+        case .bool(let bool): writer.byte(bool ? 6 : 5)
+        }
+    }
+
+    static func readValue(_ reader: inout ByteReader) throws(TextDecodingError) -> AttributeValue {
+        let offset = reader.offset
+        switch try reader.byte() {
+        case 0: return .null
+        case 1: return .string(try reader.string(maximum: maximumFileSize))
+        case 2: return .date(Date(timeIntervalSince1970: Double(bitPattern: try uint64(&reader))))
+        case 3:
+            let zigzag = try reader.varint()
+            return .int(Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1))
+        case 4: return .double(Double(bitPattern: try uint64(&reader)))
+        case 5: return .bool(false)
+        case 6: return .bool(true)
+        case let tag: throw .unknownTag(offset: offset, tag: tag)
+        }
+    }
+
+    static func littleEndian(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+    }
+
+    static func uint64(_ reader: inout ByteReader) throws(TextDecodingError) -> UInt64 {
+        try reader.raw(count: 8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}
