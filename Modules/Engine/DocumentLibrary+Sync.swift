@@ -615,7 +615,7 @@ extension DocumentLibrary {
     /// Sync's; what to do with local records is decided here.
     private func checkIdentity(_ container: Container, report: inout SyncReport) async throws -> Bool {
         var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
-        let outcome: (check: IdentityCheck, inForce: Set<UUID>)
+        let outcome: (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>)
         do {
             outcome = try container.checkIdentity(
                 remembered: device.containerID, canSeed: { !self.allRecords().contains { $0.location == .cloud } },
@@ -626,6 +626,7 @@ extension DocumentLibrary {
             throw EngineError.containerUnavailable(error.description)
         }
         containersInForce = outcome.inForce
+        replicator?.refusedContainers = outcome.replaced
         switch outcome.check {
         case .agreed(_, let remember, let format):
             if let remember { device.containerID = remember }
@@ -664,6 +665,7 @@ extension DocumentLibrary {
                     report.problems.append(.keptLocal(name: record.name.rawValue))
                 }
                 containersInForce = [adopted.identity.containerID]
+                replicator?.refusedContainers.insert(remembered)
                 catalog.setContainerStamp("documents", nil)
                 catalog.setContainerStamp("tombstones", nil)
                 device.containerID = adopted.identity.containerID

@@ -485,6 +485,9 @@ public actor DocumentLibrary {
     ) throws {
         let id = document.record.id
         if ship, let cloud { _ = try? cloud.importPending(id, into: document.store) }
+        // The format as the device file has it now: another process of this device may have
+        // seen the container (or its move to format 2) since this one last looked.
+        if let saved = root.savedDevice()?.logFormat { replicator?.format = saved }
         let committed: LocalCommit
         do {
             committed = try Replicator.commit(

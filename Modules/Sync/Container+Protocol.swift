@@ -104,7 +104,7 @@ extension Container {
     ///   be seeded.
     public func checkIdentity(
         remembered: UUID?, canSeed: () -> Bool, device: DeviceID, now: Date, newID: UUID
-    ) throws(SyncError) -> (check: IdentityCheck, inForce: Set<UUID>) {
+    ) throws(SyncError) -> (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>) {
         let identities = try identities()
         let current = Self.elect(identities)
         let replaced = Self.replacedIDs(identities)
@@ -113,23 +113,23 @@ extension Container {
             let seeded: ContainerIdentity
             if let current { seeded = current } else { seeded = try seedIdentity(device: device, now: now, newID: newID) }
             return (.agreed(current: seeded.containerID, remember: seeded.containerID, format: Self.format(of: seeded.containerID, in: identities + [seeded])),
-                    inForce.union([seeded.containerID]))
+                    inForce.union([seeded.containerID]), replaced)
         }
         if current?.containerID == remembered {
-            return (.agreed(current: remembered, remember: nil, format: Self.format(of: remembered, in: identities)), inForce)
+            return (.agreed(current: remembered, remember: nil, format: Self.format(of: remembered, in: identities)), inForce, replaced)
         }
         if !replaced.contains(remembered), identities.contains(where: { $0.containerID == remembered }), let current {
             // Two devices seeded an empty container at once; the smaller UUID wins for all.
-            return (.agreed(current: current.containerID, remember: current.containerID, format: Self.format(of: current.containerID, in: identities)), inForce)
+            return (.agreed(current: current.containerID, remember: current.containerID, format: Self.format(of: current.containerID, in: identities)), inForce, replaced)
         }
         if current == nil, canSeed() {
             let seeded = try seedIdentity(device: device, now: now, newID: newID)
-            return (.agreed(current: seeded.containerID, remember: seeded.containerID, format: seeded.format), inForce.union([seeded.containerID]))
+            return (.agreed(current: seeded.containerID, remember: seeded.containerID, format: seeded.format), inForce.union([seeded.containerID]), replaced)
         }
         let found = current?.containerID
         let error = SyncError(
             .identityChanged(remembered: remembered.uuidString.lowercased(), found: found?.uuidString.lowercased()), path: root.path)
-        return (.changed(remembered: remembered, found: found, error: error), inForce)
+        return (.changed(remembered: remembered, found: found, error: error), inForce, replaced)
     }
 
     /// The format of the container `id`: the highest format among its identity files (a

@@ -48,12 +48,14 @@ extension Container {
             }
         }
 
+        var replaced: Set<UUID> = []
         for name in list(identityDirectory, into: problem) {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             guard fileOrNamed(url, "an identity file", into: problem) else { continue }
             result.checkedFiles += 1
             do {
                 let identity: ContainerIdentity = try readJSON(url, limit: Self.maximumRecordSize)
+                replaced.formUnion(identity.replaces ?? [])
                 if identity.format > Self.formatVersion {
                     problem(url, "format version \(identity.format) is newer than this build's \(Self.formatVersion)")
                 } else if name != "\(identity.seededBy).json" {
@@ -92,7 +94,7 @@ extension Container {
                 problem(folder, "a file where a document's folder belongs; never read: remove it or move it out of the container")
                 continue
             }
-            verifyDocument(id, tombstoned: tombstones[id] != nil, into: &result, problem)
+            verifyDocument(id, tombstoned: tombstones[id] != nil, refusing: replaced, into: &result, problem)
         }
         for copy in sharedConflictCopies() { problem(copy, "conflict copy made by the replication engine, not imported") }
         result.problems = found.map { (path: $0.url.path, file: $0) }
@@ -102,7 +104,7 @@ extension Container {
     }
 
     private func verifyDocument(
-        _ id: DocumentID, tombstoned: Bool, into result: inout ContainerVerification, _ problem: (URL, String) -> Void
+        _ id: DocumentID, tombstoned: Bool, refusing replaced: Set<UUID>, into result: inout ContainerVerification, _ problem: (URL, String) -> Void
     ) {
         let folder = documentDirectory(id)
         var infos = 0, infoNames = 0
@@ -160,7 +162,7 @@ extension Container {
                 guard fileOrNamed(url, "a log", into: problem) else { continue }
                 result.checkedFiles += 1
                 result.checkedLogs += 1
-                do { _ = try readLog(id, device: device, sequence: sequence) } catch { problem(url, error.reason) }
+                do { _ = try readLog(id, device: device, sequence: sequence, refusing: replaced) } catch { problem(url, error.reason) }
             }
         }
 

@@ -495,9 +495,9 @@ public struct Container: Sendable {
     /// Reads and validates one log file.
     ///
     /// `latest`: the latest stamp accepted (``ContainerBounds/latestWall(at:)``); nil checks no clock.
-    /// `identity`: the container identity a format 2 log must name (nil: not checked).
+    /// `refusing`: container identities a format 2 log must not name (replaced by a reset).
     public func readLog(
-        _ id: DocumentID, device: DeviceID, sequence: UInt64, latest: UInt64? = nil, identity: UUID? = nil
+        _ id: DocumentID, device: DeviceID, sequence: UInt64, latest: UInt64? = nil, refusing: Set<UUID> = []
     ) throws(LogDecodingError) -> TransactionLog {
         let url = logURL(id, device: device, sequence: sequence)
         let data: Data
@@ -506,7 +506,7 @@ public struct Container: Sendable {
         } catch {
             throw LogDecodingError(reason: error.detail ?? error.description)
         }
-        let log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence, container: identity)
+        let log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence, refusing: refusing)
         if let latest, let problem = ContainerBounds.problem(stamp: log.stamp, latest: latest) {
             throw LogDecodingError(reason: problem)
         }

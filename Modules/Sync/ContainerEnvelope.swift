@@ -133,11 +133,14 @@ public struct ContainerEnvelope: Sendable, Hashable {
         }
     }
 
-    /// Checks the header against where the file lies. `container` nil: not compared.
-    func check(kind expected: Kind, container: UUID?, document: UUID, writer: UUID, place: UInt64?) throws(LogDecodingError) {
+    /// Checks the header against where the file lies. `refusing`: container identities a file
+    /// must not name (replaced by a reset). An identity not seen here is not refused: in a
+    /// replicated folder a peer's files may arrive before its identity file. (Signatures, not
+    /// this comparison, will keep out files copied from elsewhere.)
+    func check(kind expected: Kind, refusing: Set<UUID>, document: UUID, writer: UUID, place: UInt64?) throws(LogDecodingError) {
         guard kind == expected else { throw LogDecodingError(reason: "is a \(kind.name) file where a \(expected.name) belongs") }
-        if let container, header.container != Self.zero, header.container != container {
-            throw LogDecodingError(reason: "was written for container \(header.container.uuidString.lowercased()), not this one (\(container.uuidString.lowercased())); copied from another container?")
+        if refusing.contains(header.container) {
+            throw LogDecodingError(reason: "was written for container \(header.container.uuidString.lowercased()), which a reset replaced: a left-over of the old container")
         }
         guard header.document == document else {
             throw LogDecodingError(reason: "names document \(header.document.uuidString.lowercased()) but lies in \(document.uuidString.lowercased())'s folder")

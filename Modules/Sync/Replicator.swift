@@ -21,6 +21,9 @@ public struct Replicator: Sendable {
     /// What this device writes: the container's format and identity (the Engine sets it from
     /// what the device last saw of the container).
     public var format: LogFormat = .version1
+    /// Container identities a reset replaced: a format 2 log naming one of them is a left-over
+    /// of the old container (a replica's stale folder) and is refused.
+    public var refusedContainers: Set<UUID> = []
     private let now: @Sendable () -> Date
 
     public init(container: Container, device: DeviceIdentity, baselineThreshold: Int = 100, importBatchSize: Int = 5_000, now: @escaping @Sendable () -> Date = Date.init) {
@@ -77,7 +80,13 @@ public struct Replicator: Sendable {
         in contents: inout StoreContents
     ) throws -> LocalCommit {
         var logged = TransactionLog.logged(changes, in: contents.graph)
-        if format.version >= 2 { logged = try textOperations(logged, by: Agent(device.id), in: contents) }
+        if format.version >= 2 {
+            var salt = FNV1a()
+            salt.mix(uuid: device.id.uuid)
+            salt.mix((contents.sync.applied[device.id] ?? 0) &+ 1)
+            salt.mix(wall)
+            logged = try textOperations(logged, by: Agent(device.id), salt: salt, in: contents)
+        }
         return try stage(logged: logged, document: document, device: device, format: format, wall: wall, committedAt: committedAt, ship: ship, in: &contents)
     }
 
@@ -102,9 +111,10 @@ public struct Replicator: Sendable {
             throw SyncError(.saveRefused, path: document.description, detail: "this device has made \(last) saves of the document, the most a device can")
         }
         let sequence = last + 1
-        let log = TransactionLog(
+        var log = TransactionLog(
             format: format.version, document: document, device: device.id, sequence: sequence, stamp: stamp,
             committedAt: committedAt, deviceName: device.name, changes: logged)
+        if format.version >= 2 { log.dependencies = contents.sync.applied.filter { $0.key != device.id && $0.value > 0 } }
         let summary = Merge.apply(log, to: &contents)
         contents.sync.applied[device.id] = sequence
         // A device never writes a log its peers would refuse: checked before anything is
@@ -119,7 +129,13 @@ public struct Replicator: Sendable {
 
     /// Turns new values of text attributes into operations on their sequences: the edits from
     /// the text this device has to the new one, made by `agent`.
-    static func textOperations(_ changes: [LoggedChange], by agent: Agent, in contents: StoreContents) throws -> [LoggedChange] {
+    ///
+    /// Each save's new ids start a hash-chosen distance (below 2³²) past the agent's last ones:
+    /// a copy of a device's root (which has the same agent and the same counters) saving other
+    /// text then mints other ids, instead of ids its original also used for other characters
+    /// (Docs/CONTAINER-FORMAT.md). `salt` mixes the device, the save and its time; the new
+    /// text is mixed in here.
+    static func textOperations(_ changes: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: StoreContents) throws -> [LoggedChange] {
         var working: [ObjectID: [String: TextSequence]] = [:]
         return try changes.map { change in
             guard change.op != .delete, let entity = change.entity, let attributes = change.attributes else {
@@ -131,6 +147,10 @@ public struct Replicator: Sendable {
                 guard let text = value.stringValue else { continue }
                 var sequence = working[change.id]?[name] ?? contents.sync.texts[change.id]?[name]
                     ?? Merge.seeded(from: contents.graph.objects[change.id]?.attributes[name])
+                var hash = salt
+                for byte in text.utf8 { hash.mix(byte: byte) }
+                let next = sequence.nextCounter(for: agent)
+                if next < UInt64.max >> 1 { sequence.skipCounters(for: agent, to: next + (hash.value & 0xFFFF_FFFF)) }
                 let operations = try sequence.edits(to: text, by: agent)
                 working[change.id, default: [:]][name] = sequence
                 result.attributes?[name] = nil
@@ -230,14 +250,16 @@ public struct Replicator: Sendable {
         }
 
         var pending = plan.runs.flatMap { run in run.sequences.map { (run.device, $0) } }
+        // Logs that wait for another device's logs they were made on (carried to the next batch).
+        var waiting: [TransactionLog] = []
         while !pending.isEmpty {
             let batch = pending.prefix(importBatchSize)
             pending.removeFirst(batch.count)
-            var logs: [TransactionLog] = []
+            var logs: [TransactionLog] = waiting
             var stopped: Set<DeviceID> = []
             for (origin, sequence) in batch where !stopped.contains(origin) {
                 do {
-                    logs.append(try container.readLog(document, device: origin, sequence: sequence, latest: latest, identity: format.container))
+                    logs.append(try container.readLog(document, device: origin, sequence: sequence, latest: latest, refusing: refusedContainers))
                 } catch {
                     stopped.insert(origin)
                     report.quarantined.append(QuarantinedFile(url: container.logURL(document, device: origin, sequence: sequence), reason: error.description))
@@ -245,18 +267,33 @@ public struct Replicator: Sendable {
             }
             if !stopped.isEmpty { pending.removeAll { stopped.contains($0.0) } }
             guard !logs.isEmpty else { continue }
-            let result = try store.write { contents -> (ChangeSummary, [TransactionLog]) in
+            let result = try store.write { contents -> (ChangeSummary, [TransactionLog], [TransactionLog]) in
                 var summary = ChangeSummary()
                 var applied: [TransactionLog] = []
-                for log in logs {
-                    // Another process may have applied some meanwhile: apply only the next one.
-                    guard log.sequence == (contents.sync.applied[log.device] ?? 0) + 1 else { continue }
-                    summary.formUnion(Merge.apply(log, to: &contents))
-                    contents.sync.applied[log.device] = log.sequence
-                    applied.append(log)
+                // Per device, its logs in sequence order; each round applies every device's
+                // logs up to the first whose dependencies are not applied yet.
+                var queues = Dictionary(grouping: logs, by: \.device).mapValues { $0.sorted { $0.sequence < $1.sequence }[...] }
+                var progress = true
+                while progress {
+                    progress = false
+                    for device in queues.keys.sorted() {
+                        while let log = queues[device]?.first {
+                            let next = (contents.sync.applied[log.device] ?? 0) + 1
+                            // Another process may have applied some meanwhile: apply only the next one.
+                            if log.sequence < next { queues[device]?.removeFirst(); continue }
+                            guard log.sequence == next, log.dependenciesMet(by: contents.sync.applied) else { break }
+                            queues[device]?.removeFirst()
+                            summary.formUnion(Merge.apply(log, to: &contents))
+                            contents.sync.applied[log.device] = log.sequence
+                            applied.append(log)
+                            progress = true
+                        }
+                    }
                 }
-                return (summary, applied)
+                return (summary, applied, queues.values.flatMap { $0 })
             }
+            waiting = result.2
+            report.waitingForOthers = waiting.count
             report.summary.formUnion(result.0)
             report.imported.append(contentsOf: result.1.map(ImportedLog.init))
         }
@@ -461,11 +498,14 @@ public struct ImportReport: Sendable {
     public var gaps: [LogGap] = []
     /// A later log is present but an earlier one has not arrived yet.
     public var waitingForGap: Bool { !gaps.isEmpty }
+    /// Logs present but not applied because logs of other devices they were made on have not
+    /// arrived (or are behind a gap).
+    public var waitingForOthers = 0
     public var progress = DownloadProgress(applied: 0, known: 0)
 
     /// Everything the container shows of the document is in: nothing quarantined, no gap,
     /// every log known applied.
-    public var isComplete: Bool { quarantined.isEmpty && !waitingForGap && progress.percent >= 100 }
+    public var isComplete: Bool { quarantined.isEmpty && !waitingForGap && waitingForOthers == 0 && progress.percent >= 100 }
 
     public init() {}
 }

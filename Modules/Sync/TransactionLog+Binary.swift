@@ -7,7 +7,8 @@ import Text
 /// path). The document, device and sequence are the envelope header's.
 ///
 /// ```
-/// stamp wall, stamp counter, committedAt (ms), device name, change count, changes
+/// stamp wall, stamp counter, committedAt (ms), device name,
+/// dependency count, (device UUID, sequence)…, change count, changes
 /// change: tag (1 insert, 2 update, 3 delete), object id,
 ///         [insert, update] entity, attribute count, (name, value)…, text count, (name, operation count, operations)…
 /// value:  0 null, 1 string, 2 date (seconds, 8-byte IEEE 754), 3 int (zigzag varint),
@@ -24,6 +25,12 @@ extension TransactionLog {
         writer.varint(UInt64(stamp.counter))
         writer.varint(UInt64(clamping: committedAt.clampedMilliseconds))
         writer.string(deviceName)
+        let dependencies = (dependencies ?? [:]).sorted { $0.key < $1.key }
+        writer.varint(dependencies.count)
+        for (device, sequence) in dependencies {
+            writer.raw(ContainerEnvelope.bytes(of: device.uuid))
+            writer.varint(sequence)
+        }
         writer.varint(changes.count)
         for change in changes {
             switch change.op {
@@ -56,10 +63,10 @@ extension TransactionLog {
 
     /// Reads a format 2 log file and checks its header against where it lies.
     static func decodeBinary(
-        _ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64, container: UUID?
+        _ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID>
     ) throws(LogDecodingError) -> TransactionLog {
         let envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: maximumFileSize)
-        try envelope.check(kind: .log, container: container, document: document.uuid, writer: device.uuid, place: sequence)
+        try envelope.check(kind: .log, refusing: refusing, document: document.uuid, writer: device.uuid, place: sequence)
         var reader = ByteReader(envelope.payload)
         do {
             let wall = try reader.varint()
@@ -68,6 +75,17 @@ extension TransactionLog {
             guard let counter = UInt32(exactly: counterValue) else { throw TextDecodingError.tooLarge(offset: counterOffset, value: counterValue) }
             let committed = try reader.varint()
             let deviceName = try reader.string(maximum: maximumNameLength)
+            // Each dependency takes at least 17 bytes.
+            let dependencyCount = try reader.count(maximum: reader.remaining / 17)
+            var dependencies: [DeviceID: UInt64] = [:]
+            for _ in 0..<dependencyCount {
+                let other = DeviceID(try ContainerEnvelope.uuid(&reader))
+                let sequenceOffset = reader.offset
+                let sequence = try reader.varint()
+                guard sequence <= ContainerBounds.maximumSequence else { throw TextDecodingError.tooLarge(offset: sequenceOffset, value: sequence) }
+                guard other != device else { throw LogDecodingError(reason: "depends on its own device's logs") }
+                dependencies[other] = sequence
+            }
             // Every change takes at least two bytes.
             let count = try reader.count(maximum: reader.remaining / 2)
             var changes: [LoggedChange] = []
@@ -112,6 +130,7 @@ extension TransactionLog {
                 document: document, device: device, sequence: sequence, stamp: Stamp(wall: wall, counter: counter, device: device),
                 committedAt: Date(timeIntervalSince1970: Double(min(committed, 1 << 52)) / 1000), deviceName: deviceName, changes: changes)
             log.format = 2
+            log.dependencies = dependencies
             return log
         } catch let error as LogDecodingError {
             throw error

@@ -43,6 +43,10 @@ public struct TransactionLog: Codable, Sendable, Hashable {
     /// The writing device's name (shown in ping messages and reports).
     public var deviceName: String
     public var changes: [LoggedChange]
+    /// Format 2: what the writer had applied of other devices' logs when it saved. A reader
+    /// applies the log only after those (causal order), so an edit never shows without the
+    /// text it was made on. Nil in format 1.
+    public var dependencies: [DeviceID: UInt64]?
 
     /// `format` 1 is JSON (a container of format 1); 2 the binary envelope, whose changes may
     /// carry text operations.
@@ -77,14 +81,19 @@ public struct TransactionLog: Codable, Sendable, Hashable {
         return try encoder.encode(self)
     }
 
+    /// Whether `applied` holds everything the log was made on.
+    public func dependenciesMet(by applied: [DeviceID: UInt64]) -> Bool {
+        (dependencies ?? [:]).allSatisfy { device, sequence in (applied[device] ?? 0) >= sequence }
+    }
+
     /// Decodes and validates a log file's bytes against what its path says.
     /// - Throws: a description of the first problem (for the quarantine report).
-    /// `container`: the identity in force, which a format 2 log's header must name (nil: not checked).
+    /// `refusing`: container identities a format 2 log's header must not name (replaced ones).
     public static func decode(
-        _ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64, container: UUID? = nil
+        _ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID> = []
     ) throws(LogDecodingError) -> TransactionLog {
         if ContainerEnvelope.isEnvelope(data) {
-            return try decodeBinary(data, document: document, device: device, sequence: sequence, container: container)
+            return try decodeBinary(data, document: document, device: device, sequence: sequence, refusing: refusing)
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970

@@ -45,6 +45,13 @@ public struct TextSequence: Sendable {
         agentNumbers[agent].map { nextCounter[Int($0)] } ?? 0
     }
 
+    /// Makes `agent`'s next local insert start at `counter` or later. Counters need not be
+    /// contiguous: a writer may skip ahead so that two replicas of one agent (a copied device)
+    /// are very unlikely to mint the same ids.
+    public mutating func skipCounters(for agent: Agent, to counter: UInt64) {
+        noteCounters(agent: intern(agent), end: counter)
+    }
+
     // MARK: - Agents
 
     func number(of agent: Agent) -> UInt32? { agentNumbers[agent] }

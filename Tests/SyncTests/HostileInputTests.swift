@@ -58,8 +58,11 @@ import TestSupport
         let noise = Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) })
         let cut = Int.random(in: 1..<valid.count, using: &random)
         func json(_ text: String) -> Data { Data(text.utf8) }
-        var future = try log(a, sequence: 3)
-        future.format = 2
+        let future = Data(String(decoding: valid, as: UTF8.self).replacingOccurrences(of: "\"format\":1", with: "\"format\":9").utf8)
+        var binaryLog = try log(a, sequence: 3)
+        binaryLog.format = 2
+        let binary = try binaryLog.encoded(container: Fixed.uuid(7))
+        let binaryCut = Int.random(in: 1..<binary.count, using: &random)
         let deep = json(String(repeating: "{\"a\":", count: 50_000) + "1" + String(repeating: "}", count: 50_000))
         let deepArray = json(String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000))
         let other = DeviceID(Fixed.uuid(0xC0))
@@ -75,7 +78,45 @@ import TestSupport
                       #"{"format":1,"document":1,"device":[],"sequence":-3}"#] {
             add("wrong shape", shape) { try Self.write(json(shape), $0.appendingPathComponent(next)) }
         }
-        add("future format", "format 2") { try Self.write(try future.encoded(), $0.appendingPathComponent(next)) }
+        add("future format", "format 9") { try Self.write(future, $0.appendingPathComponent(next)) }
+        // Format 2 (binary) logs.
+        add("truncated log", "binary log cut at byte \(binaryCut)") { try Self.write(binary.prefix(binaryCut), $0.appendingPathComponent(next)) }
+        add("random bytes", "the MDC2 magic and noise") { try Self.write(Data("MDC2".utf8) + noise, $0.appendingPathComponent(next)) }
+        add("future format", "binary log with flags this build does not know") {
+            var bytes = binary
+            bytes[5] = 0x80
+            return try Self.write(bytes, $0.appendingPathComponent(next))
+        }
+        add("wrong shape", "a binary file of another kind") {
+            var bytes = binary
+            bytes[4] = 2
+            return try Self.write(bytes, $0.appendingPathComponent(next))
+        }
+        add("wrong document ID", "binary log whose header names another document") {
+            var lie = binaryLog
+            lie.document = DocumentID(Fixed.uuid(0xBAD))
+            return try Self.write(try lie.encoded(container: Fixed.uuid(7)), $0.appendingPathComponent(next))
+        }
+        add("wrong device ID", "binary log whose header names device C") {
+            var lie = binaryLog
+            lie.device = other
+            return try Self.write(try lie.encoded(container: Fixed.uuid(7)), $0.appendingPathComponent(next))
+        }
+        add("left-over of a reset", "binary log written for a container a reset replaced", onImport: true) {
+            try Self.write(try binaryLog.encoded(container: Fixed.uuid(0xBAD)), $0.appendingPathComponent(next))
+        }
+        cases[cases.count - 1].namedByVerify = false  // no identity here says 0xBAD was replaced
+        add("gigantic count", "binary log announcing 2^60 changes") {
+            var bytes = Array(binary)
+            // The payload's change count follows the device name "A"; make it huge.
+            let header = Int(bytes[6]) + 7
+            let payloadStart = header + 1 + (bytes[header] >= 0x80 ? 1 : 0)
+            var index = payloadStart
+            for _ in 0..<3 { while bytes[index] >= 0x80 { index += 1 }; index += 1 }
+            index += 2  // the name's length and "A"
+            bytes.replaceSubrange(index...index, with: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F])
+            return try Self.write(Data(bytes), $0.appendingPathComponent(next))
+        }
         add("gigantic file", "64 MB sparse log") { try Self.sparse($0.appendingPathComponent(next), size: 64 << 20) }
         add("deeply nested JSON", "50,000 nested objects") { try Self.write(deep, $0.appendingPathComponent(next)) }
         add("deeply nested JSON", "200,000 nested arrays") { try Self.write(deepArray, $0.appendingPathComponent(next)) }
@@ -162,7 +203,9 @@ import TestSupport
         var random = SeededGenerator(seed: seed)
         let harness = try SyncHarness(backend)
         defer { harness.folder.remove() }
-        let a = harness.device(1, "A"), b = harness.device(2, "B")
+        let a = harness.device(1, "A")
+        var b = harness.device(2, "B")
+        b.replicator.refusedContainers = [Fixed.uuid(0xBAD)]
         try a.create(doc, name: "Healthy", text: "one", now: harness.clock.now())
         try a.edit(doc, text: "one two")
         try b.importPending(doc)

@@ -7,14 +7,18 @@ import TestSupport
 /// Devices as the Sync module sees them: an identity, a store per document, a replicator.
 struct SyncDevice {
     let identity: DeviceIdentity
-    let replicator: Replicator
+    var replicator: Replicator
     let provider: StoreProvider
     let folder: URL
     let kind: StoreKind
 
-    init(_ n: Int, name: String, container: URL, provider: StoreProvider, kind: StoreKind, folder: URL, clock: TestClock, baselineThreshold: Int = 100) {
+    init(
+        _ n: Int, name: String, container: URL, provider: StoreProvider, kind: StoreKind, folder: URL, clock: TestClock, baselineThreshold: Int = 100,
+        format: LogFormat = .version1
+    ) {
         identity = DeviceIdentity(id: Fixed.device(n), name: name, model: "Test")
         replicator = Replicator(container: Container(root: container), device: identity, baselineThreshold: baselineThreshold, now: { clock.now() })
+        replicator.format = format
         self.provider = provider
         self.folder = folder.appendingPathComponent(name)
         self.kind = kind
@@ -79,9 +83,10 @@ struct SyncHarness {
         try FileManager.default.createDirectory(at: container, withIntermediateDirectories: true)
     }
 
-    func device(_ n: Int, _ name: String, container: URL? = nil, baselineThreshold: Int = 100) -> SyncDevice {
+    /// `format`: what the device writes (format 1 JSON logs unless a test says otherwise).
+    func device(_ n: Int, _ name: String, container: URL? = nil, baselineThreshold: Int = 100, format: LogFormat = .version1) -> SyncDevice {
         SyncDevice(n, name: name, container: container ?? self.container,
                    provider: backend == .memory ? volume.provider : .standard(), kind: backend.kind,
-                   folder: folder.url, clock: clock, baselineThreshold: baselineThreshold)
+                   folder: folder.url, clock: clock, baselineThreshold: baselineThreshold, format: format)
     }
 }
