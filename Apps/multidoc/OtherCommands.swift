@@ -330,7 +330,10 @@ extension Status {
 struct ContainerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "container", abstract: "Look at, copy, verify, repair or reset the shared container.",
-        subcommands: [ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerRepair.self, ContainerReset.self, ContainerAdopt.self],
+        subcommands: [
+            ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerRepair.self, ContainerReset.self, ContainerAdopt.self,
+            ContainerDump.self,
+        ],
         defaultSubcommand: ContainerStatus.self)
 
     static func container(_ setup: DeviceSetup) throws -> Container {
@@ -504,6 +507,28 @@ struct ContainerCommand: AsyncParsableCommand {
                     }
                 }
                 if outcomes.contains(where: { !$0.repaired }) { throw ExitCode.failure }
+            }
+        }
+    }
+
+    struct ContainerDump: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "dump", abstract: "Print any container file, of either format, as readable JSON.",
+            discussion: """
+                Format 2 logs are binary: this shows their header (container, document, writer, \
+                sequence) and their changes, text operations included. Needs no device root.
+                """)
+        @Argument(help: "A file in the container (a log, baseline, info, tombstone, registry or identity file).") var path: String
+
+        func run() async throws {
+            try await runCommand {
+                let url = URL(fileURLWithPath: path)
+                do throws(SyncError) {
+                    let data = try Container.dump(fileAt: url)
+                    FileHandle.standardOutput.write(data + Data("\n".utf8))
+                } catch {
+                    throw EngineError.damagedFile(url.path, error.detail)
+                }
             }
         }
     }

@@ -552,7 +552,11 @@ public struct Container: Sendable {
     /// Reads a JSON record written by ``writeJSON(_:to:pretty:limit:)``: no links followed, at most
     /// `limit` bytes.
     func readJSON<T: Decodable>(_ url: URL, limit: Int) throws -> T {
-        let data = try readFile(url, limit: limit)
+        try Self.decodeJSON(T.self, from: try readFile(url, limit: limit))
+    }
+
+    /// Decodes a JSON record as ``writeJSON(_:to:pretty:limit:)`` encodes it.
+    static func decodeJSON<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
         return try decoder.decode(T.self, from: data)

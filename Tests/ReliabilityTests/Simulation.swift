@@ -258,7 +258,10 @@ final class Simulation {
 
     func edit(_ device: SimDevice, _ id: DocumentID, text: String) async {
         figures.count("edit")
-        let before = try? await contents(device, id)
+        // What the device had applied before the save (read only from a document it can show:
+        // opening one that is not viewable yet would change what the run does).
+        let viewable = await device.library.list().first { $0.id == id }?.viewable ?? false
+        let before = viewable ? try? await contents(device, id) : nil
         do {
             try await device.library.setText(id, text)
         } catch {
