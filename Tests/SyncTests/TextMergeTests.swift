@@ -1,0 +1,186 @@
+import Foundation
+import Model
+import Storage
+import Sync
+import Testing
+import TestSupport
+
+/// Text merges in a format 2 container: concurrent edits of one text keep both sides, in the
+/// same order on every device, whatever order the logs arrive in.
+@Suite struct TextMergeTests {
+    let doc = DocumentID(Fixed.uuid(0xD0C))
+    let format2 = LogFormat(version: 2, container: Fixed.uuid(7))
+
+    func textID(_ document: DocumentID) -> ObjectID { ObjectID("text-\(document)") }
+
+    /// Appends `suffix` to the text as it is inside the save's transaction (an `edit --append`).
+    func append(_ device: SyncDevice, _ suffix: String) throws {
+        let store = try device.store(doc)
+        defer { store.close() }
+        try device.replicator.commit(document: doc, to: store, ship: true) { graph in
+            let text = graph.textEntry?.text ?? ""
+            return [.update(textID(doc), attributes: ["text": .string(text + suffix)])]
+        }
+        try device.replicator.flush(doc, in: store)
+    }
+
+    @Test(arguments: [SyncBackend.sqlite, .json])
+    func offlineEditsOfDifferentPartsAreBothKept(backend: SyncBackend) throws {
+        let harness = try SyncHarness(backend)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2), b = harness.device(2, "B", format: format2)
+        try a.create(doc, name: "Fox", text: "The quick brown fox jumps over the lazy dog.", now: harness.clock.now())
+        try b.importPending(doc)
+        // Neither sees the other's save before making its own.
+        let aStore = try a.store(doc), bStore = try b.store(doc)
+        try a.replicator.commit([.update(textID(doc), attributes: ["text": .string("The quick red fox jumps over the lazy dog.")])], document: doc, to: aStore, ship: true)
+        try b.replicator.commit([.update(textID(doc), attributes: ["text": .string("The quick brown fox leaps over the lazy cat.")])], document: doc, to: bStore, ship: true)
+        try a.replicator.flush(doc, in: aStore)
+        try b.replicator.flush(doc, in: bStore)
+        aStore.close()
+        bStore.close()
+        try a.importPending(doc)
+        try b.importPending(doc)
+        #expect(try a.text(doc) == "The quick red fox leaps over the lazy cat.")
+        #expect(try b.text(doc) == "The quick red fox leaps over the lazy cat.")
+        // The logs are format 2: binary, text operations, no whole text.
+        let log = try Container(root: harness.container).readLog(doc, device: a.identity.id, sequence: 2)
+        #expect(log.format == 2)
+        #expect(log.changes.contains { $0.texts?["text"] != nil && $0.attributes?["text"] == nil })
+    }
+
+    @Test func concurrentInsertsAtOnePlaceAreKeptInTheSameOrderEverywhere() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let devices = (1...3).map { harness.device($0, "D\($0)", format: format2) }
+        try devices[0].create(doc, name: "Same place", text: "start ", now: harness.clock.now())
+        for device in devices.dropFirst() { try device.importPending(doc) }
+        let words = ["alpha ", "bravo ", "charlie "]
+        // Each appends at the end without having seen the others.
+        let stores = try devices.map { try $0.store(doc) }
+        for (index, device) in devices.enumerated() {
+            try device.replicator.commit([.update(textID(doc), attributes: ["text": .string("start " + words[index])])], document: doc, to: stores[index], ship: true)
+        }
+        for (index, device) in devices.enumerated() {
+            try device.replicator.flush(doc, in: stores[index])
+            stores[index].close()
+        }
+        for device in devices { try device.importPending(doc) }
+        let texts = try devices.map { try #require(try $0.text(doc)) }
+        #expect(Set(texts).count == 1, "\(texts)")
+        let text = try #require(texts.first)
+        for word in words { #expect(text.components(separatedBy: word).count == 2, "\(word) once in \(text)") }
+        #expect(text.hasPrefix("start "))
+    }
+
+    @Test func eightDevicesAppendingAtOnceLoseNoAppend() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let devices = (1...8).map { harness.device($0, "D\($0)", format: format2) }
+        try devices[0].create(doc, name: "Pings", text: "", now: harness.clock.now())
+        for device in devices.dropFirst() { try device.importPending(doc) }
+        // Rounds in which every device appends before seeing anyone else's append of the round.
+        for round in 0..<5 {
+            for (index, device) in devices.enumerated() { try append(device, " <\(round).\(index)>") }
+            for device in devices { try device.importPending(doc) }
+        }
+        let texts = try devices.map { try #require(try $0.text(doc)) }
+        #expect(Set(texts).count == 1, "\(texts)")
+        let text = try #require(texts.first)
+        for round in 0..<5 {
+            for index in 0..<8 { #expect(text.components(separatedBy: "<\(round).\(index)>").count == 2, "<\(round).\(index)> in \(text)") }
+        }
+    }
+
+    /// A device behind a missing log appends to the text it has; its save adds, and erases
+    /// nothing it has not seen (with last-writer-wins it replaced the newer text everywhere).
+    @Test func aDeviceBehindAGapAppendsWithoutErasingWhatItHasNotSeen() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2), c = harness.device(3, "C", format: format2)
+        try a.create(doc, name: "Gap", text: "one", now: harness.clock.now())
+        try c.importPending(doc)
+        try a.edit(doc, text: "one two")
+        try a.edit(doc, text: "one two three")
+        // Log 2 of A is on its way: C has neither 2 nor 3.
+        let container = Container(root: harness.container)
+        let second = container.logURL(doc, device: a.identity.id, sequence: 2)
+        let away = harness.folder.appending("log-2-away")
+        try FileManager.default.moveItem(at: second, to: away)
+        let report = try c.importPending(doc)
+        #expect(report.waitingForGap)
+        #expect(try c.text(doc) == "one")
+        try append(c, " and C's")
+        try FileManager.default.moveItem(at: away, to: second)
+        try a.importPending(doc)
+        try c.importPending(doc)
+        #expect(try a.text(doc) == "one two three and C's")
+        #expect(try c.text(doc) == "one two three and C's")
+    }
+
+    /// Logs arrive in any order: one made on text that has not arrived waits for it (its
+    /// dependencies), so a device never shows an edit without what it was made on.
+    @Test func aLogWaitsForTheLogsItWasMadeOn() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2), b = harness.device(2, "B", format: format2)
+        let c = harness.device(3, "C", format: format2)
+        try a.create(doc, name: "Chain", text: "Hello", now: harness.clock.now())
+        try b.importPending(doc)
+        try c.importPending(doc)
+        try a.edit(doc, text: "Hello world")
+        try b.importPending(doc)
+        try b.edit(doc, text: "Hello brave world")
+        // C gets B's log before A's: it must wait.
+        let container = Container(root: harness.container)
+        let aLog = container.logURL(doc, device: a.identity.id, sequence: 2)
+        let away = harness.folder.appending("a-2-away")
+        try FileManager.default.moveItem(at: aLog, to: away)
+        let waiting = try c.importPending(doc)
+        #expect(waiting.waitingForOthers == 1)
+        #expect(!waiting.isComplete)
+        #expect(try c.text(doc) == "Hello")
+        try FileManager.default.moveItem(at: away, to: aLog)
+        try c.importPending(doc)
+        #expect(try c.text(doc) == "Hello brave world")
+    }
+
+    /// A format 1 container keeps format 1: JSON logs with whole texts, last-writer-wins.
+    @Test func aFormat1ContainerKeepsWholeTextLogs() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A"), b = harness.device(2, "B")
+        try a.create(doc, name: "Old", text: "old", now: harness.clock.now())
+        try b.importPending(doc)
+        try b.edit(doc, text: "new")
+        try a.importPending(doc)
+        #expect(try a.text(doc) == "new")
+        let data = try Data(contentsOf: Container(root: harness.container).logURL(doc, device: b.identity.id, sequence: 1))
+        #expect(String(decoding: data.prefix(1), as: UTF8.self) == "{")
+        let log = try TransactionLog.decode(data, document: doc, device: b.identity.id, sequence: 1)
+        #expect(log.changes.allSatisfy { $0.texts == nil })
+    }
+
+    /// A format 2 log survives the trip through bytes, and `container dump` shows it.
+    @Test func aBinaryLogRoundTripsAndDumpsAsJSON() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2)
+        try a.create(doc, name: "Dump", text: "héllo 🙂", now: harness.clock.now())
+        let container = Container(root: harness.container)
+        let url = container.logURL(doc, device: a.identity.id, sequence: 1)
+        let data = try Data(contentsOf: url)
+        let log = try TransactionLog.decode(data, document: doc, device: a.identity.id, sequence: 1)
+        #expect(try log.encoded(container: Fixed.uuid(7)) == data)
+        let dump = try #require(try JSONSerialization.jsonObject(with: Container.dump(fileAt: url)) as? [String: Any])
+        #expect(dump["format"] as? Int == 2)
+        #expect(dump["kind"] as? String == "log")
+        let text = String(decoding: try Container.dump(fileAt: url), as: UTF8.self)
+        #expect(text.contains("héllo 🙂"), "\(text)")
+        #expect(text.contains("\"insert\""))
+        // Any other file dumps too; a file that is neither format says so.
+        let garbage = harness.folder.appending("garbage")
+        try Data("not a container file".utf8).write(to: garbage)
+        #expect(throws: SyncError.self) { try Container.dump(fileAt: garbage) }
+    }
+}
