@@ -332,7 +332,7 @@ struct ContainerCommand: AsyncParsableCommand {
         commandName: "container", abstract: "Look at, copy, verify, repair or reset the shared container.",
         subcommands: [
             ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerRepair.self, ContainerReset.self, ContainerAdopt.self,
-            ContainerDump.self,
+            ContainerDump.self, ContainerUpgrade.self,
         ],
         defaultSubcommand: ContainerStatus.self)
 
@@ -528,6 +528,42 @@ struct ContainerCommand: AsyncParsableCommand {
                     FileHandle.standardOutput.write(data + Data("\n".utf8))
                 } catch {
                     throw EngineError.damagedFile(url.path, error.detail)
+                }
+            }
+        }
+    }
+
+    struct ContainerUpgrade: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "upgrade", abstract: "Move the container to format 2, in which concurrent text edits merge.",
+            discussion: """
+                Syncs first, then marks the container as format 2: from then on every device writes \
+                binary logs whose text changes are operations, so edits made on two devices at once \
+                are both kept. Devices running a build that reads only format 1 stop syncing with the \
+                container (they say its format is too new) until they are updated, so the command \
+                refuses while a registered device is not known to read format 2; --force moves it anyway. \
+                Run it once every device is up to date (each has run `multidoc sync`).
+                """)
+        @OptionGroup var options: GlobalOptions
+        @Flag(help: "Move the container even while some registered devices are not known to read format 2.") var force = false
+
+        func run() async throws {
+            try await runCommand {
+                let (_, library) = try options.bootstrap()
+                let result = try await library.closing { try await $0.upgradeContainer(force: force) }
+                if options.json { try printJSON(result) }
+                if !result.upgraded, !result.already {
+                    let names = result.devicesNotReady.joined(separator: ", ")
+                    throw AppError(.containerFormat, "not moved: \(names) \(result.devicesNotReady.count == 1 ? "is" : "are") not known to read format 2; update \(result.devicesNotReady.count == 1 ? "it" : "them") and run `multidoc sync` there, or add --force")
+                }
+                guard !options.json else { return }
+                if result.already {
+                    print("the container is already of format \(result.format)")
+                } else {
+                    print("moved the container to format \(result.format): text edits made on several devices at once now merge")
+                    if !result.devicesNotReady.isEmpty {
+                        print("these devices must be updated before they sync again: \(result.devicesNotReady.joined(separator: ", "))")
+                    }
                 }
             }
         }

@@ -172,3 +172,43 @@ public struct GapRepair: Sendable {
     public let repaired: Bool
     public let detail: String
 }
+
+extension DocumentLibrary {
+    /// `multidoc container upgrade`: moves the container to format 2, after one sync so that
+    /// every save of this device is in it and every log in it is applied here. Refuses (and
+    /// names them) while a registered device is not known to read format 2, unless `force`:
+    /// such a device would stop syncing with the container until it is updated.
+    public func upgradeContainer(force: Bool) async throws -> ContainerUpgrade {
+        let replicator = try usableCloud()
+        let report = await sync()
+        if let error = report.containerError { throw error }
+        let waiting = replicator.container.devicesNotReading(format: Container.formatVersion, except: identity.id)
+        if !waiting.isEmpty, !force {
+            return ContainerUpgrade(format: 1, already: false, upgraded: false, devicesNotReady: waiting.map { "\($0.name) (\($0.device))" })
+        }
+        let outcome: (identity: ContainerIdentity, already: Bool)
+        do {
+            outcome = try replicator.container.upgrade(device: identity.id, now: configuration.now())
+        } catch {
+            throw EngineError.containerUnavailable(error.description)
+        }
+        logger.notice("container moved to format \(outcome.identity.format)", metadata: ["already": "\(outcome.already)"])
+        // Look at the identity again, so this process writes the new format from now on.
+        identityChecked = false
+        await sync()
+        return ContainerUpgrade(format: Container.formatVersion, already: outcome.already, upgraded: !outcome.already,
+                                devicesNotReady: waiting.map { "\($0.name) (\($0.device))" })
+    }
+}
+
+/// What `container upgrade` did.
+public struct ContainerUpgrade: Sendable, Encodable {
+    /// The container's format now.
+    public let format: Int
+    /// It was of that format already.
+    public let already: Bool
+    /// This run moved it.
+    public let upgraded: Bool
+    /// Registered devices not known to read the new format (with `--force`: moved anyway).
+    public let devicesNotReady: [String]
+}

@@ -490,6 +490,8 @@ extension DocumentLibrary {
         // The digest is made while walking the records in order (no map of 10,000 maps built
         // for a registry that, most times, did not change); the map is built only to write it.
         var hash = FNV1a()
+        // The format this build reads is in the entry too: an updated build registers again.
+        hash.mix(UInt64(Container.formatVersion))
         var peeked: [DocumentID: [DeviceID: UInt64]] = [:]
         let records = allRecords(reusingRecentCheck: true).filter { $0.location == .cloud }.sorted { $0.id < $1.id }
         for record in records {

@@ -286,7 +286,10 @@ extension Container {
     /// Identity, devices, and how many documents, tombstones and logs the container holds.
     /// - Throws: ``SyncError`` when the identity cannot be read or has a newer format.
     public func summary() throws(SyncError) -> ContainerSummary {
-        let identity = try identity()
+        let identities = try identities()
+        var identity = Self.elect(identities)
+        // The format in force: an upgraded container has a second identity file saying so.
+        if let id = identity?.containerID { identity?.format = Self.format(of: id, in: identities) }
         let documents = documentIDs()
         let logs = documents.reduce(0) { total, id in
             total + logDevices(id).reduce(0) { $0 + logSequences(id, device: $1).count }

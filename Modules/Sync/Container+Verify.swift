@@ -58,7 +58,7 @@ extension Container {
                 replaced.formUnion(identity.replaces ?? [])
                 if identity.format > Self.formatVersion {
                     problem(url, "format version \(identity.format) is newer than this build's \(Self.formatVersion)")
-                } else if name != "\(identity.seededBy).json" {
+                } else if name != "\(identity.seededBy).json", name != Self.upgradeFileName(format: identity.format, device: identity.seededBy) {
                     problem(url, "seeded by \(identity.seededBy), not the device its name says")
                 }
             } catch {

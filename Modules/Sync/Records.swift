@@ -80,6 +80,9 @@ public struct DeviceRecord: Codable, Sendable, Hashable {
     public var updatedAt: Date
     /// Per document, per origin device, the highest sequence applied.
     public var applied: [DocumentID: [DeviceID: UInt64]]
+    /// The newest container format the device's build reads (absent: 1, a build before
+    /// format 2). `container upgrade` waits until every device reads the new format.
+    public var reads: Int?
 
     public init(device: DeviceIdentity, updatedAt: Date, applied: [DocumentID: [DeviceID: UInt64]]) {
         self.format = Container.recordFormat
@@ -88,6 +91,7 @@ public struct DeviceRecord: Codable, Sendable, Hashable {
         self.model = device.model
         self.updatedAt = updatedAt
         self.applied = applied
+        self.reads = Container.formatVersion
     }
 }
 

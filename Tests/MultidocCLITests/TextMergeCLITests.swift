@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Concurrent text edits through the CLI, as a user makes them: both kept; a format 1
+/// container moved to format 2 with `container upgrade`; its files shown with `container dump`.
+@Suite(.serialized) struct TextMergeCLITests {
+    let folder: TemporaryDirectory
+    var rootA: String { folder.appending("A").path }
+    var rootB: String { folder.appending("B").path }
+    var container: String { folder.appending("container").path }
+
+    init() throws {
+        folder = try TemporaryDirectory("cli-text")
+        try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
+        for root in [rootA, rootB] { try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) }
+    }
+
+    func multidoc(_ arguments: [String], root: String? = nil) throws -> ProductRunner.Result {
+        var all = arguments
+        if let root { all += ["--root", root, "--container", container] }
+        return try ProductRunner.run("multidoc", all)
+    }
+
+    func text(_ root: String) throws -> String {
+        let show = try multidoc(["show", "Notes", "--json"], root: root)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any], "\(show.stderr)")
+        return try #require(object["text"] as? String)
+    }
+
+    /// Both devices edit while the container is away; after a sync both edits are on both.
+    func editBothOffline(_ first: [String], _ second: [String]) throws {
+        let away = container + ".away"
+        try FileManager.default.moveItem(atPath: container, toPath: away)
+        #expect(try multidoc(["edit", "Notes"] + first, root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes"] + second, root: rootB).status == 0)
+        try FileManager.default.moveItem(atPath: away, toPath: container)
+        for root in [rootA, rootB, rootA] { #expect(try multidoc(["sync"], root: root).status == 0) }
+    }
+
+    @Test func offlineEditsOnTwoDevicesAreBothKept() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "alpha bravo charlie"], root: rootA).status == 0)
+        #expect(try text(rootB) == "alpha bravo charlie")
+        try editBothOffline(["--text", "alpha from A bravo charlie"], ["--append", " and B"])
+        #expect(try text(rootA) == "alpha from A bravo charlie and B")
+        #expect(try text(rootB) == "alpha from A bravo charlie and B")
+        // The logs are format 2, and `container dump` shows their text operations.
+        let logs = try #require(FileManager.default.enumerator(atPath: container)?.allObjects as? [String]).filter { $0.hasSuffix(".log") }
+        let last = try #require(logs.sorted().last)
+        let dump = try multidoc(["container", "dump", container + "/" + last])
+        #expect(dump.status == 0, "\(dump.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        #expect(object["format"] as? Int == 2)
+        #expect(dump.stdout.contains("\"texts\""), "\(dump.stdout)")
+        let missing = try multidoc(["container", "dump", container + "/no-such-file"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("no-such-file"), "\(missing.stderr)")
+    }
+
+    @Test func aFormat1ContainerIsMovedOnceAndThenMerges() throws {
+        defer { folder.remove() }
+        // A container seeded by a build of format 1, and a device of that build registered in it.
+        let old = "0000d009-0000-4000-8000-000000000000"
+        try FileManager.default.createDirectory(atPath: container + "/identity", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: container + "/devices", withIntermediateDirectories: true)
+        try Data(#"{"format":1,"containerID":"0000c001-0000-4000-8000-000000000000","seededBy":"\#(old)","seededAt":1}"#.utf8)
+            .write(to: URL(fileURLWithPath: container + "/identity/\(old).json"))
+        let oldEntry = URL(fileURLWithPath: container + "/devices/\(old).json")
+        try Data(#"{"format":1,"device":"\#(old)","name":"Old","model":"m","updatedAt":1,"applied":{}}"#.utf8).write(to: oldEntry)
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "one two"], root: rootA).status == 0)
+        #expect(try text(rootB) == "one two")
+        // Format 1: whole texts, last writer wins.
+        try editBothOffline(["--append", " A"], ["--append", " B"])
+        let lww = try text(rootA)
+        #expect(lww == "one two A" || lww == "one two B", "\(lww)")
+
+        let refused = try multidoc(["container", "upgrade"], root: rootA)
+        #expect(refused.status == 8, "\(refused.stderr)")
+        #expect(refused.stderr.contains("Old") && refused.stderr.contains("--force"), "\(refused.stderr)")
+        try FileManager.default.removeItem(at: oldEntry)
+        let moved = try multidoc(["container", "upgrade", "--json"], root: rootA)
+        #expect(moved.status == 0, "\(moved.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(moved.stdout.utf8)) as? [String: Any])
+        #expect(report["upgraded"] as? Bool == true)
+        #expect(try multidoc(["container", "upgrade"], root: rootA).stdout.contains("already of format 2"))
+        #expect(try multidoc(["container", "verify"], root: rootB).status == 0)
+        #expect(try multidoc(["sync"], root: rootB).status == 0)
+
+        try editBothOffline(["--append", " +A"], ["--append", " +B"])
+        let merged = try text(rootA)
+        #expect(try text(rootB) == merged)
+        #expect(merged.hasPrefix(lww) && merged.contains(" +A") && merged.contains(" +B"), "\(merged)")
+        let status = try multidoc(["container", "status", "--json"], root: rootB)
+        let statusObject = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        #expect(statusObject["format"] as? Int == 2)
+    }
+}
