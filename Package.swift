@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO", "Text"], path: "Modules/Sync"),
         .target(
             name: "Engine",
-            dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", logging, hdrHistogram, serviceLifecycle],
+            dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", "Text", logging, hdrHistogram, serviceLifecycle],
             path: "Modules/Engine"
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
@@ -78,6 +78,7 @@ let package = Package(
             dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", argumentParser, logging],
             path: "Tools/Bench"),
         .executableTarget(name: "multidoc-text-bench", dependencies: ["Text"], path: "Tools/TextBench"),
+        .executableTarget(name: "multidoc-trace", dependencies: ["Engine", "Text", argumentParser], path: "Tools/Trace"),
 
         // MARK: - Tests
 
@@ -100,7 +101,7 @@ let package = Package(
         .testTarget(name: "SyncTests", dependencies: ["Sync", "Storage", "Model", "FileIO", "TestSupport"], path: "Tests/SyncTests"),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "FileIO", "TestSupport", logging],
+            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "FileIO", "TestSupport", "Text", logging],
             path: "Tests/EngineTests"
         ),
         .testTarget(name: "MultidocCLITests", dependencies: ["TestSupport"], path: "Tests/MultidocCLITests"),

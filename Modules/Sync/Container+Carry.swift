@@ -1,0 +1,44 @@
+import FileIO
+import Foundation
+import Model
+
+extension Container {
+    /// Copies files of this container into `other`, as a replication engine would: the identity
+    /// files, and what `device` wrote for `document` (its info file and its logs 1 through
+    /// `sequence`). Files already there are left alone (write-once). For `multidoc-trace`, which
+    /// gives every device a container folder of its own and carries logs between them in the
+    /// order a trace's causal history says.
+    /// - Throws: ``SyncError`` naming the file that could not be read or written.
+    public func carry(_ document: DocumentID, device: DeviceID, through sequence: UInt64, to other: Container) throws(SyncError) {
+        var files = [(infoURL(document, device: device), other.infoURL(document, device: device))]
+        if sequence > 0 {
+            for number in 1...sequence {
+                files.append((logURL(document, device: device, sequence: number), other.logURL(document, device: device, sequence: number)))
+            }
+        }
+        for (source, destination) in files {
+            try copy(source, to: destination, other: other, optional: source == infoURL(document, device: device))
+        }
+    }
+
+    /// Copies every identity file into `other` (so its devices sync with the same container).
+    public func carryIdentity(to other: Container) throws(SyncError) {
+        for name in try names(in: identityDirectory) {
+            try copy(identityDirectory.appendingPathComponent(name, isDirectory: false),
+                     to: other.identityDirectory.appendingPathComponent(name, isDirectory: false), other: other, optional: false)
+        }
+    }
+
+    private func copy(_ source: URL, to destination: URL, other: Container, optional: Bool) throws(SyncError) {
+        if FileManager.default.fileExists(atPath: destination.path) { return }
+        if optional, !FileManager.default.fileExists(atPath: source.path) { return }
+        do {
+            let data = try readFile(source, limit: Self.maximumBaselineSize)
+            try AtomicFile.makeDirectory(destination.deletingLastPathComponent())
+            _ = try AtomicFile.writeOnce(data, to: destination)
+        } catch {
+            throw SyncError(.writeFailed, path: destination.path, detail: "could not carry \(source.path): \(error)")
+        }
+        other.didChangeFile(destination)
+    }
+}
