@@ -23,6 +23,8 @@ struct SyncCommand: AsyncParsableCommand {
         var problems: [String]
         /// Documents whose saves could not be shipped into the container (exit 10).
         var unshipped: [String]
+        /// Values last-writer-wins decided between concurrent writes (texts merge instead).
+        var conflicts: [ConflictReport]
     }
 
     func run() async throws {
@@ -44,7 +46,7 @@ struct SyncCommand: AsyncParsableCommand {
             let output = Output(cloudAvailable: report.cloudAvailable, discovered: report.discovered, removed: report.removed,
                                 importedLogs: report.importedLogs, exportedLogs: report.exportedLogs,
                                 quarantined: report.quarantined.map(\.description), problems: report.problems.map(\.description),
-                                unshipped: report.unshipped)
+                                unshipped: report.unshipped, conflicts: report.conflicts)
             guard setup.container != nil else {
                 throw EngineError.containerUnavailable(
                     "no container is configured: nothing to sync (--container DIR, MULTIDOC_CONTAINER, or: multidoc settings set Container DIR)")
@@ -60,6 +62,7 @@ struct SyncCommand: AsyncParsableCommand {
                 try printJSON(output)
             } else {
                 print("imported \(report.importedLogs) logs, exported \(report.exportedLogs), discovered \(report.discovered.count), removed \(report.removed.count)")
+                for conflict in report.conflicts { print("conflict: \(conflict)") }
                 reportSync(report, json: false)
             }
             // Saves that stayed on this device are not synced, whatever else the pass did.

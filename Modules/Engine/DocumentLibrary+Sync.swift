@@ -344,6 +344,22 @@ extension DocumentLibrary {
             report.problems.append(.stalled(name: record.name.rawValue, gap: gap))
         }
         let fromPeers = imported.imported.filter { $0.device != identity.id }
+        if !imported.summary.conflicts.isEmpty {
+            var names = Dictionary(fromPeers.map { ($0.device, $0.deviceName) }, uniquingKeysWith: { first, _ in first })
+            names[identity.id] = identity.name + " (this device)"
+            func who(_ device: DeviceID) -> String { names[device].map { "\($0) \(device)" } ?? "device \(device)" }
+            for conflict in imported.summary.conflicts {
+                let entry = ConflictReport(
+                    document: record.name.rawValue, attribute: "\(conflict.entity).\(conflict.attribute)",
+                    kept: Conflict.short(conflict.kept), keptBy: who(conflict.keptBy),
+                    overwritten: Conflict.short(conflict.lost), overwrittenBy: who(conflict.lostBy))
+                report.conflicts.append(entry)
+                logger.notice("conflict: last writer wins", metadata: [
+                    "name": "\(record.name)", "attribute": "\(entry.attribute)", "kept": "\(entry.kept)", "keptBy": "\(entry.keptBy)",
+                    "overwritten": "\(entry.overwritten)", "overwrittenBy": "\(entry.overwrittenBy)",
+                ])
+            }
+        }
         if !imported.summary.isEmpty {
             emit(.didImport(record.id, imported.summary, from: Array(Set(fromPeers.map(\.deviceName))).sorted()))
             logger.info("imported", metadata: ["name": "\(record.name)", "logs": "\(imported.imported.count)"])

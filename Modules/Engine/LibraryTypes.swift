@@ -166,6 +166,20 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What one sync pass did.
+/// One ``Model/Conflict`` in one document, with the writers' names where the pass knows them.
+public struct ConflictReport: Sendable, Equatable, Encodable, CustomStringConvertible {
+    public var document: String
+    public var attribute: String
+    public var kept: String
+    public var keptBy: String
+    public var overwritten: String
+    public var overwrittenBy: String
+
+    public var description: String {
+        "\(document): \(attribute) kept \(kept) from \(keptBy), overwrote \(overwritten) from \(overwrittenBy)"
+    }
+}
+
 public struct SyncReport: Sendable, Equatable {
     public var cloudAvailable = true
     public var discovered: [String] = []
@@ -177,6 +191,9 @@ public struct SyncReport: Sendable, Equatable {
     public var problems: [SyncProblem] = []
     /// Documents a full pass skipped because nothing changed since it last found them quiet.
     public var skippedQuiet = 0
+    /// Values last-writer-wins decided between devices that had not seen each other's write
+    /// (texts merge and are never here): what was kept and what was overwritten, by whom.
+    public var conflicts: [ConflictReport] = []
     /// Why the pass did not sync with the container at all, when that is so: it is missing or
     /// unreadable (``EngineError/containerUnavailable(_:)``), of a newer format
     /// (``EngineError/containerFormat(_:)``), or refused after its identity changed.

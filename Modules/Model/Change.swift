@@ -1,3 +1,5 @@
+import Foundation
+
 /// One change to a document's graph.
 public enum Change: Hashable, Sendable {
     case insert(ObjectID, entity: String, attributes: [String: AttributeValue])
@@ -56,6 +58,9 @@ public struct ChangeSummary: Hashable, Sendable, Codable {
     public var inserted: Set<ObjectID>
     public var updated: Set<ObjectID>
     public var deleted: Set<ObjectID>
+    /// Values that last-writer-wins decided between two devices that had not seen each other's
+    /// write: the one kept and the one that lost (not counted in ``isEmpty``).
+    public var conflicts: [Conflict] = []
 
     public init(inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = []) {
         self.inserted = inserted
@@ -71,5 +76,44 @@ public struct ChangeSummary: Hashable, Sendable, Codable {
         deleted.formUnion(other.deleted)
         inserted.subtract(deleted)
         updated.subtract(deleted)
+        conflicts += other.conflicts
+    }
+}
+
+/// Two devices wrote one attribute without having seen each other's write, and
+/// last-writer-wins kept one value: what was kept, what was lost, and who wrote each.
+public struct Conflict: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var object: ObjectID
+    public var entity: String
+    public var attribute: String
+    public var kept: AttributeValue
+    public var keptBy: DeviceID
+    public var lost: AttributeValue
+    public var lostBy: DeviceID
+
+    public init(object: ObjectID, entity: String, attribute: String, kept: AttributeValue, keptBy: DeviceID, lost: AttributeValue, lostBy: DeviceID) {
+        self.object = object
+        self.entity = entity
+        self.attribute = attribute
+        self.kept = kept
+        self.keptBy = keptBy
+        self.lost = lost
+        self.lostBy = lostBy
+    }
+
+    public var description: String {
+        "\(entity).\(attribute): kept \(Self.short(kept)) (device \(keptBy)), overwrote \(Self.short(lost)) (device \(lostBy))"
+    }
+
+    /// A value in a few words (long texts cut), for reports.
+    public static func short(_ value: AttributeValue) -> String {
+        switch value {
+        case .string(let text): (text.count > 60 ? String(text.prefix(57)) + "…" : text).debugDescription
+        case .date(let date): date.formatted(.iso8601)
+        case .int(let int): "\(int)"
+        case .double(let double): "\(double)"
+        case .bool(let bool): "\(bool)"
+        case .null: "nothing"
+        }
     }
 }

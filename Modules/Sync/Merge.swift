@@ -28,6 +28,13 @@ public enum Merge {
         entity == Entity.textEntry && attribute == Entity.TextEntry.text ? .text : .lastWriterWins
     }
 
+    /// Whether a value last-writer-wins decided is worth reporting: not the time of the last
+    /// save, which every save writes (two concurrent edits of a text that merged would
+    /// otherwise always say one time was overwritten).
+    public static func reportsConflicts(entity: String, attribute: String) -> Bool {
+        !(entity == Entity.textEntry && attribute == Entity.TextEntry.modified)
+    }
+
     /// The agent that seeds a sequence from a text that had none (a container moved from format
     /// 1): every device seeding the same text makes the same ids.
     public static let migrationAgent = Agent(high: 0, low: 1)
@@ -41,18 +48,32 @@ public enum Merge {
         return sequence
     }
 
-    /// Applies one log to `contents` and reports what changed in the graph.
+    /// Applies one log to `contents` and reports what changed in the graph, and which values
+    /// last-writer-wins decided between writes that had not seen each other (``Model/Conflict``).
     @discardableResult
     public static func apply(_ log: TransactionLog, to contents: inout StoreContents) -> ChangeSummary {
         var summary = ChangeSummary()
+        let before = contents.sync.applied
         for change in log.changes {
-            apply(change, stamp: log.stamp, to: &contents, summary: &summary)
+            apply(change, stamp: log.stamp, to: &contents, summary: &summary) { current, name in
+                // Concurrent when the writer of the older stamp had not seen the newer one's
+                // write: a log stamped below the current value never saw it (the clocks order
+                // every write after what its writer saw); one stamped above saw it only if its
+                // dependencies (format 2) cover the current writer's logs here.
+                guard current.device != log.stamp.device else { return false }
+                if current > log.stamp { return true }
+                guard let dependencies = log.dependencies else { return false }
+                return (dependencies[current.device] ?? 0) < (before[current.device] ?? 0)
+            }
         }
         contents.sync.clock.observe(log.stamp)
         return summary
     }
 
-    static func apply(_ change: LoggedChange, stamp: Stamp, to contents: inout StoreContents, summary: inout ChangeSummary) {
+    static func apply(
+        _ change: LoggedChange, stamp: Stamp, to contents: inout StoreContents, summary: inout ChangeSummary,
+        concurrent: (Stamp, String) -> Bool = { _, _ in false }
+    ) {
         let id = change.id
         switch change.op {
         case .delete:
@@ -73,6 +94,15 @@ public enum Merge {
             var stamps = contents.sync.stamps[id] ?? [:]
             var changed = false
             for (name, value) in change.attributes ?? [:] {
+                if let current = stamps[name], let old = record.attributes[name], old != value,
+                   strategy(entity: record.entity, attribute: name) == .lastWriterWins, reportsConflicts(entity: record.entity, attribute: name),
+                   concurrent(current, name) {
+                    let incomingWins = current < stamp
+                    summary.conflicts.append(Conflict(
+                        object: id, entity: record.entity, attribute: name,
+                        kept: incomingWins ? value : old, keptBy: incomingWins ? stamp.device : current.device,
+                        lost: incomingWins ? old : value, lostBy: incomingWins ? current.device : stamp.device))
+                }
                 if let current = stamps[name], current >= stamp { continue }
                 stamps[name] = stamp
                 // A text with a sequence shows the sequence's text, whatever plain value comes.

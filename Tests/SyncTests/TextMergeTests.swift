@@ -183,4 +183,40 @@ import TestSupport
         try Data("not a container file".utf8).write(to: garbage)
         #expect(throws: SyncError.self) { try Container.dump(fileAt: garbage) }
     }
+
+    /// Where last-writer-wins still decides (any attribute but a text), both devices are told
+    /// which value was kept and which was overwritten, and by whom; texts merge and are never
+    /// reported.
+    @Test func concurrentWritesOfAnAttributeAreReportedOnBothDevices() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2), b = harness.device(2, "B", format: format2)
+        try a.create(doc, name: "Titles", text: "text", now: harness.clock.now())
+        try b.importPending(doc)
+        for (device, title) in [(a, "from A"), (b, "from B")] {
+            let store = try device.store(doc)
+            try device.replicator.commit(
+                [.update(textID(doc), attributes: ["title": .string(title), "text": .string("text " + title)])], document: doc, to: store, ship: true)
+            try device.replicator.flush(doc, in: store)
+            store.close()
+        }
+        let onA = try a.importPending(doc).summary.conflicts
+        let onB = try b.importPending(doc).summary.conflicts
+        #expect(onA.count == 1, "\(onA)")
+        #expect(onB.count == 1, "\(onB)")
+        #expect(onA.first?.attribute == "title")
+        // The same decision on both: B's save was stamped later.
+        for conflict in onA + onB {
+            #expect(conflict.kept == .string("from B") && conflict.keptBy == b.identity.id, "\(conflict)")
+            #expect(conflict.lost == .string("from A") && conflict.lostBy == a.identity.id, "\(conflict)")
+        }
+        #expect(try a.text(doc) == b.text(doc))
+        // A later write that saw the other is no conflict.
+        try a.edit(doc, text: "text again")
+        let store = try a.store(doc)
+        try a.replicator.commit([.update(textID(doc), attributes: ["title": .string("settled")])], document: doc, to: store, ship: true)
+        try a.replicator.flush(doc, in: store)
+        store.close()
+        #expect(try b.importPending(doc).summary.conflicts.isEmpty)
+    }
 }
