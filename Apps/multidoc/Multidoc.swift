@@ -26,7 +26,8 @@ struct Multidoc: AsyncParsableCommand {
         """,
         version: MultidocVersion.line("multidoc"),
         subcommands: [
-            Init.self, Demo.self, New.self, List.self, Show.self, Edit.self, Remove.self, Trash.self, Restore.self, Rename.self, Convert.self,
+            Init.self, Demo.self, New.self, List.self, Show.self, Edit.self, History.self, Revert.self, Remove.self, Trash.self, Restore.self,
+            Rename.self, Convert.self,
             MoveToCloud.self, MoveToLocal.self, SyncCommand.self, SettingsCommand.self, Latencies.self,
             Inspect.self, ContainerCommand.self, DeviceCommand.self, Status.self,
         ]

@@ -97,7 +97,7 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
 
     static func status(of error: EngineError) -> ExitStatus {
         switch error {
-        case .unknownDocument, .notInTrash: .unknownDocument
+        case .unknownDocument, .notInTrash, .notInHistory: .unknownDocument
         case .ambiguousName: .ambiguousName
         case .invalidName: .invalidName
         case .rootUnusable, .rootMissing: .rootUnusable

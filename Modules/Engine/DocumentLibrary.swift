@@ -460,7 +460,7 @@ public actor DocumentLibrary {
         }
     }
 
-    private func openEditable(_ id: DocumentID) async throws -> OpenDocument {
+    func openEditable(_ id: DocumentID) async throws -> OpenDocument {
         guard let record = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
         return try await open(record)
     }

@@ -25,6 +25,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     case busy(String)
     /// A save no peer would accept, refused before anything was committed.
     case saveRefused(document: String, detail: String)
+    /// A history point (`show --at`, `revert --to`) the document's history does not hold.
+    case notInHistory(String, String)
 
     public var description: String {
         switch self {
@@ -51,6 +53,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         case .alreadyInCloud(let name): "document \(name) is already in the cloud"
         case .busy(let detail): detail
         case .saveRefused(let document, let detail): "document \(document): save refused, nothing was changed: \(detail)"
+        case .notInHistory(let document, let detail): "document \(document): \(detail)"
         }
     }
 

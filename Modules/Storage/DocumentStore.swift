@@ -90,6 +90,10 @@ public struct SyncBookkeeping: Hashable, Sendable, Codable {
     /// attribute's value in the graph (only for attributes that merge as text, in a container
     /// of format 2).
     public var texts: [ObjectID: [String: TextSequence]]
+    /// The saves that changed a text, as this device applied them, oldest first, each with what
+    /// undoes it: `multidoc history`, `show --at`, `revert`. The last 1,000, and any of the
+    /// last 30 days (``TextSave/kept(_:)``).
+    public var history: [TextSave] = []
 
     public init(
         applied: [DeviceID: UInt64] = [:], stamps: [ObjectID: [String: Stamp]] = [:],
@@ -105,7 +109,7 @@ public struct SyncBookkeeping: Hashable, Sendable, Codable {
         self.texts = texts
     }
 
-    private enum CodingKeys: String, CodingKey { case applied, stamps, tombstones, clock, outbox, values, texts }
+    private enum CodingKeys: String, CodingKey { case applied, stamps, tombstones, clock, outbox, values, texts, history }
 
     /// Files written before texts existed have none.
     public init(from decoder: any Decoder) throws {
@@ -117,5 +121,102 @@ public struct SyncBookkeeping: Hashable, Sendable, Codable {
         outbox = try keyed.decode([UInt64: Data].self, forKey: .outbox)
         values = try keyed.decode([String: String].self, forKey: .values)
         texts = try keyed.decodeIfPresent([ObjectID: [String: TextSequence]].self, forKey: .texts) ?? [:]
+        history = try keyed.decodeIfPresent([TextSave].self, forKey: .history) ?? []
+    }
+}
+
+/// One save that changed a text, as a device applied it: who made it, when, how much it
+/// added and removed, and the replacements that turn the text after it back into the text
+/// before it.
+public struct TextSave: Hashable, Sendable, Codable {
+    /// This device's number for the entry (1, 2, 3 … in the order it applied them).
+    public var id: UInt64
+    public var object: ObjectID
+    public var attribute: String
+    /// The device that made the save, its name, and its log's sequence (0: a baseline).
+    public var device: DeviceID
+    public var deviceName: String
+    public var sequence: UInt64
+    public var committedAt: Date
+    /// Unicode scalars added and removed.
+    public var added: Int
+    public var removed: Int
+    /// In the text after the save, from the last position to the first: replace `length`
+    /// scalars at `at` with `text` to get the text before it.
+    public var undo: [TextUndo]
+
+    public init(
+        id: UInt64, object: ObjectID, attribute: String, device: DeviceID, deviceName: String, sequence: UInt64, committedAt: Date,
+        added: Int, removed: Int, undo: [TextUndo]
+    ) {
+        self.id = id
+        self.object = object
+        self.attribute = attribute
+        self.device = device
+        self.deviceName = deviceName
+        self.sequence = sequence
+        self.committedAt = committedAt
+        self.added = added
+        self.removed = removed
+        self.undo = undo
+    }
+
+    /// How many saves are always kept, and for how long any save is kept.
+    public static let keptSaves = 1_000
+    public static let keptFor: TimeInterval = 30 * 86_400
+
+    /// The entries to keep of `history`: the last ``keptSaves``, and any made within
+    /// ``keptFor`` of the newest.
+    public static func kept(_ history: [TextSave]) -> [TextSave] {
+        guard history.count > keptSaves, let newest = history.last?.committedAt else { return history }
+        let cutoff = newest.addingTimeInterval(-keptFor)
+        let firstKept = history.count - keptSaves
+        return history.enumerated().filter { $0.offset >= firstKept || $0.element.committedAt >= cutoff }.map(\.element)
+    }
+
+    /// The entry for a change of `text` from `old` to `new` (nil when they are equal).
+    public static func change(
+        from old: String, to new: String, id: UInt64, object: ObjectID, attribute: String, device: DeviceID, deviceName: String,
+        sequence: UInt64, committedAt: Date
+    ) -> TextSave? {
+        guard old != new else { return nil }
+        let before = Array(old.unicodeScalars), after = Array(new.unicodeScalars)
+        let hunks = ScalarDiff.hunks(from: before, to: after)
+        var undo: [TextUndo] = []
+        for hunk in hunks.reversed() {
+            var text = String.UnicodeScalarView()
+            text.append(contentsOf: before[hunk.old])
+            undo.append(TextUndo(at: hunk.new.lowerBound, length: hunk.new.count, text: String(text)))
+        }
+        return TextSave(
+            id: id, object: object, attribute: attribute, device: device, deviceName: deviceName, sequence: sequence,
+            committedAt: committedAt, added: hunks.reduce(0) { $0 + $1.new.count }, removed: hunks.reduce(0) { $0 + $1.old.count },
+            undo: undo)
+    }
+
+    /// The text before this save, from the text after it; nil if `text` is not a text this
+    /// save could have left (it does not reach the positions the save changed).
+    public func undone(_ text: String) -> String? {
+        var scalars = Array(text.unicodeScalars)
+        for step in undo {
+            guard step.at >= 0, step.length >= 0, step.at + step.length <= scalars.count else { return nil }
+            scalars.replaceSubrange(step.at..<(step.at + step.length), with: step.text.unicodeScalars)
+        }
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: scalars)
+        return String(view)
+    }
+}
+
+/// One replacement of ``TextSave/undo``.
+public struct TextUndo: Hashable, Sendable, Codable {
+    public var at: Int
+    public var length: Int
+    public var text: String
+
+    public init(at: Int, length: Int, text: String) {
+        self.at = at
+        self.length = length
+        self.text = text
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Model
 import Storage
 import Text
@@ -54,6 +55,10 @@ public enum Merge {
     public static func apply(_ log: TransactionLog, to contents: inout StoreContents) -> ChangeSummary {
         var summary = ChangeSummary()
         let before = contents.sync.applied
+        let textsBefore = texts(touchedBy: log.changes, in: contents)
+        defer {
+            recordHistory(textsBefore, device: log.device, deviceName: log.deviceName, sequence: log.sequence, committedAt: log.committedAt, in: &contents)
+        }
         for change in log.changes {
             apply(change, stamp: log.stamp, to: &contents, summary: &summary) { current, name in
                 // Concurrent when the writer of the older stamp had not seen the newer one's
@@ -137,11 +142,49 @@ public enum Merge {
         }
     }
 
+    /// The texts (object, attribute, value) that `changes` change by operations, as they are now.
+    static func texts(touchedBy changes: [LoggedChange], in contents: StoreContents) -> [(ObjectID, String, String)] {
+        var seen: Set<String> = []
+        var result: [(ObjectID, String, String)] = []
+        for change in changes {
+            for name in (change.texts ?? [:]).keys.sorted() where seen.insert("\(change.id.rawValue)\u{0}\(name)").inserted {
+                result.append((change.id, name, contents.graph.objects[change.id]?.attributes[name]?.stringValue ?? ""))
+            }
+        }
+        return result
+    }
+
+    /// Adds a ``Storage/TextSave`` for each text of `before` that is now different.
+    static func recordHistory(
+        _ before: [(ObjectID, String, String)], device: DeviceID, deviceName: String, sequence: UInt64, committedAt: Date,
+        in contents: inout StoreContents
+    ) {
+        guard !before.isEmpty else { return }
+        for (id, name, old) in before {
+            let new = contents.graph.objects[id]?.attributes[name]?.stringValue ?? ""
+            let next = (contents.sync.history.last?.id ?? 0) &+ 1
+            if let entry = TextSave.change(
+                from: old, to: new, id: next, object: id, attribute: name, device: device, deviceName: deviceName,
+                sequence: sequence, committedAt: committedAt) {
+                contents.sync.history.append(entry)
+            }
+        }
+        contents.sync.history = TextSave.kept(contents.sync.history)
+    }
+
     /// Joins a baseline into `contents` with the same rule. The result covers the union of the
     /// logs both include.
     @discardableResult
     public static func merge(_ baseline: Baseline, into contents: inout StoreContents) -> ChangeSummary {
         var summary = ChangeSummary()
+        let baselineTexts = (baseline.texts ?? [:]).filter { contents.sync.tombstones[$0.key] == nil }
+        var textsBefore: [(ObjectID, String, String)] = []
+        for (id, texts) in baselineTexts {
+            for name in texts.keys.sorted() { textsBefore.append((id, name, contents.graph.objects[id]?.attributes[name]?.stringValue ?? "")) }
+        }
+        defer {
+            recordHistory(textsBefore, device: baseline.writtenBy, deviceName: "baseline", sequence: 0, committedAt: baseline.writtenAt, in: &contents)
+        }
         for (id, stamp) in baseline.tombstones {
             apply(LoggedChange(op: .delete, id: id), stamp: stamp, to: &contents, summary: &summary)
         }

@@ -1,11 +1,11 @@
 /// A minimal edit between two scalar arrays: Myers' O((N+M)·D) diff after trimming the common
 /// prefix and suffix, with a bound on D so that very different texts cost one replacement
 /// instead of quadratic time and memory.
-enum ScalarDiff {
+package enum ScalarDiff {
     /// A replaced stretch: `old` in the old text becomes `new` of the new text.
-    struct Hunk: Equatable {
-        var old: Range<Int>
-        var new: Range<Int>
+    package struct Hunk: Equatable {
+        package var old: Range<Int>
+        package var new: Range<Int>
     }
 
     /// The largest edit distance searched for.
@@ -14,7 +14,7 @@ enum ScalarDiff {
     static let work = 8_000_000
 
     /// The hunks that turn `old` into `new`, in order, not overlapping.
-    static func hunks(from old: [Unicode.Scalar], to new: [Unicode.Scalar]) -> [Hunk] {
+    package static func hunks(from old: [Unicode.Scalar], to new: [Unicode.Scalar]) -> [Hunk] {
         var prefix = 0
         while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
         var suffix = 0

@@ -97,4 +97,30 @@ import TestSupport
         let statusObject = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         #expect(statusObject["format"] as? Int == 2)
     }
+
+    @Test func historyListsTheSavesAndRevertBringsATextBack() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "first words"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--append", " and more from B"], root: rootB).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "all of it replaced"], root: rootA).status == 0)
+        let listed = try multidoc(["history", "Notes", "--json"], root: rootB)
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]], "\(listed.stderr)")
+        #expect(rows.count == 4, "\(rows)")
+        let second = try #require(rows.dropFirst().first?["save"] as? Int)
+        let third = try #require(rows.dropFirst(2).first)
+        #expect(third["added"] as? Int == " and more from B".unicodeScalars.count)
+        let past = try multidoc(["show", "Notes", "--at", "\(second)", "--json"], root: rootB)
+        let pastObject = try #require(try JSONSerialization.jsonObject(with: Data(past.stdout.utf8)) as? [String: Any], "\(past.stderr)")
+        #expect(pastObject["text"] as? String == "first words")
+        let reverted = try multidoc(["revert", "Notes", "--to", "\(third["save"] as? Int ?? 0)"], root: rootB)
+        #expect(reverted.status == 0, "\(reverted.stderr)")
+        // The revert is a save like any other: A gets it.
+        #expect(try text(rootA) == "first words and more from B")
+        let missing = try multidoc(["show", "Notes", "--at", "999"], root: rootA)
+        #expect(missing.status == 3)
+        #expect(missing.stderr.contains("history"), "\(missing.stderr)")
+        let garbage = try multidoc(["revert", "Notes", "--to", "soon"], root: rootA)
+        #expect(garbage.status == 64)
+    }
 }

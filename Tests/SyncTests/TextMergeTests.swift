@@ -219,4 +219,31 @@ import TestSupport
         store.close()
         #expect(try b.importPending(doc).summary.conflicts.isEmpty)
     }
+
+    /// Every save of a text is in the store's history with what undoes it, so each earlier
+    /// text can be rebuilt from the current one (both backends keep it).
+    @Test(arguments: [SyncBackend.sqlite, .json])
+    func theHistoryRebuildsEveryEarlierText(backend: SyncBackend) throws {
+        let harness = try SyncHarness(backend)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2), b = harness.device(2, "B", format: format2)
+        let texts = ["draft", "a first draft", "a first draft, with more", "a second draft, with more 🙂", "short"]
+        try a.create(doc, name: "History", text: texts[0], now: harness.clock.now())
+        for text in texts.dropFirst() { try a.edit(doc, text: text) }
+        try b.importPending(doc)
+        for device in [a, b] {
+            let store = try device.store(doc)
+            let contents = try store.read()
+            store.close()
+            let history = contents.sync.history
+            #expect(history.count == texts.count, "\(history.map(\.id))")
+            #expect(history.map(\.sequence) == Array(1...UInt64(texts.count)))
+            var text = try #require(contents.graph.textEntry?.text)
+            for (index, save) in history.enumerated().reversed() {
+                #expect(text == texts[index])
+                text = try #require(save.undone(text))
+            }
+            #expect(text == "")
+        }
+    }
 }

@@ -213,6 +213,7 @@ struct JSONStoreFile: Codable {
     var values: [String: String]
     /// Absent in files written before texts merged as sequences.
     var texts: [ObjectID: [String: TextSequence]]?
+    var history: [TextSave]?
 
     init(_ contents: StoreContents) {
         format = JSONDocumentStore.formatTag
@@ -225,14 +226,17 @@ struct JSONStoreFile: Codable {
         outbox = Dictionary(uniqueKeysWithValues: contents.sync.outbox.map { ("\($0.key)", $0.value) })
         values = contents.sync.values
         texts = contents.sync.texts.isEmpty ? nil : contents.sync.texts
+        history = contents.sync.history.isEmpty ? nil : contents.sync.history
     }
 
     var contents: StoreContents {
         var outboxBySequence: [UInt64: Data] = [:]
         for (key, value) in outbox { if let sequence = UInt64(key) { outboxBySequence[sequence] = value } }
-        return StoreContents(
+        var contents = StoreContents(
             graph: ObjectGraph(objects: objects),
             sync: SyncBookkeeping(applied: applied, stamps: stamps, tombstones: tombstones, clock: clock, outbox: outboxBySequence, values: values,
                                  texts: texts ?? [:]))
+        contents.sync.history = history ?? []
+        return contents
     }
 }

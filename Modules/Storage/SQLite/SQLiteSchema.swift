@@ -8,7 +8,8 @@ import Text
 /// Version 1: `objects`, `attributes` (values only), `applied`, `meta`.
 /// Version 2: per-attribute version stamps, `tombstones`, `outbox`; `ModelVersion.version` = 2.
 /// Migration `v3`: `texts`, the replicated sequence of each text attribute (a blob of
-/// `TextSequence.encoded`); the model is unchanged.
+/// `TextSequence.encoded`), and `history`, the saves that changed a text (JSON per entry);
+/// the model is unchanged.
 enum SQLiteSchema {
     static let zeroDevice = "00000000-0000-0000-0000-000000000000"
 
@@ -46,6 +47,7 @@ enum SQLiteSchema {
                 CREATE TABLE texts (
                     object_id TEXT NOT NULL, name TEXT NOT NULL, state BLOB NOT NULL,
                     PRIMARY KEY (object_id, name));
+                CREATE TABLE history (id INTEGER PRIMARY KEY NOT NULL, entry BLOB NOT NULL);
                 """)
         }
         return migrator
@@ -204,6 +206,16 @@ enum SQLiteSchema {
                 throw corrupt("texts.state of \(id.rawValue).\(name) is not a text state: \(error)")
             }
         }
+        let decoder = JSONDecoder()
+        for row in try Row.fetchAll(db, sql: "SELECT id, entry FROM history ORDER BY id") {
+            do {
+                contents.sync.history.append(try decoder.decode(TextSave.self, from: try blob(row, "entry", table: "history")))
+            } catch let error as DatabaseError {
+                throw error
+            } catch {
+                throw corrupt("history.entry \(try integer(row, "id", table: "history")) is not a save: \(error)")
+            }
+        }
         var wall: UInt64 = 0, counter: UInt32 = 0
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
             let key = try text(row, "key", table: "meta")
@@ -288,6 +300,17 @@ enum SQLiteSchema {
             }
             for id in before.sync.texts.keys where after.sync.texts[id] == nil {
                 try db.cachedStatement(sql: "DELETE FROM texts WHERE object_id = ?").execute(arguments: [id.rawValue])
+            }
+        }
+        if before.sync.history != after.sync.history {
+            let old = Set(before.sync.history.map(\.id)), new = Set(after.sync.history.map(\.id))
+            let encoder = JSONEncoder()
+            for entry in after.sync.history where !old.contains(entry.id) {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO history (id, entry) VALUES (?, ?)")
+                    .execute(arguments: [Int64(clamping: entry.id), try encoder.encode(entry)])
+            }
+            for id in old.subtracting(new) {
+                try db.cachedStatement(sql: "DELETE FROM history WHERE id = ?").execute(arguments: [Int64(clamping: id)])
             }
         }
         if before.sync.clock != after.sync.clock {
