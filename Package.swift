@@ -62,7 +62,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "multidoc-tui",
-            dependencies: ["AppSupport", "Engine", "Storage", "Settings", "Model", "CNcurses", argumentParser, logging],
+            dependencies: ["AppSupport", "Engine", "Storage", "Settings", "Model", "Text", "CNcurses", argumentParser, logging],
             path: "Apps/multidoc-tui"
         ),
 

@@ -4,6 +4,7 @@ import Foundation
 import Model
 import Settings
 import Storage
+import Text
 
 extension TUIApp {
     /// Opens the detail (the seed's segue): copies the container first with
@@ -150,7 +151,7 @@ extension TUIApp {
                 switch try await library.saveEditedText(id, editor.text, editedFrom: editor.original) {
                 case .mine: show("saved")
                 case .mergedWithPeer: show("saved, with what a peer added meanwhile")
-                case .replacedPeerEdit: fail("saved; a peer's change made while you edited was replaced (last writer wins)")
+                case .keptBoth: show("saved; a peer changed the same part meanwhile: both versions kept, theirs first")
                 }
             } catch {
                 fail(error)

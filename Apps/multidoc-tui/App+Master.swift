@@ -1,3 +1,4 @@
+import AppSupport
 import Engine
 import Foundation
 import Model
@@ -35,7 +36,7 @@ extension TUIApp {
             if index == selected { style.insert(.reverse) }
             terminal.drawBar(text, line: top + offset, style: style)
         }
-        drawKeys("+/n new  Enter open  d delete  s settings  l latencies  r sync  ? keys  q quit")
+        drawKeys("+/n new  Enter open  d delete  t trash  s settings  l latencies  r sync  ? keys  q quit")
     }
 
     func handleMaster(_ key: Key) async {
@@ -69,6 +70,10 @@ extension TUIApp {
         case .character("l"):
             latencySamples = LatencyLog(url: device.setup.root.latenciesURL).read()
             screen = .latencies
+        case .character("t"):
+            trashEntries = await library.trash()
+            trashCursor = 0
+            screen = .trash
         default:
             break
         }
@@ -82,5 +87,47 @@ extension TUIApp {
             fail(error)
         }
         await refreshList()
+    }
+
+    /// The trash: documents deleted here or by a peer, restorable for 30 days as new documents
+    /// (what `multidoc trash` and `multidoc restore` do).
+    func drawTrash() {
+        let (lines, columns) = terminal.size
+        drawTitle("Trash — \(trashEntries.count) document\(trashEntries.count == 1 ? "" : "s"), kept \(DocumentLibrary.trashDays) days")
+        let nameWidth = max(8, columns - 46)
+        terminal.drawBar(" " + TextWidth.pad("Name", to: nameWidth) + " " + TextWidth.pad("Deleted", to: 20) + " By", line: 1, style: [.bold, .underline])
+        if trashEntries.isEmpty {
+            terminal.draw(" The trash is empty. Deleted documents stay here for \(DocumentLibrary.trashDays) days.", line: 3, column: 0, style: [.dim])
+        }
+        for (index, entry) in trashEntries.prefix(max(1, lines - 4)).enumerated() {
+            let row = " " + TextWidth.pad(entry.name, to: nameWidth) + " " + TextWidth.pad(TimeText.local(entry.deletedAt), to: 20) + " " + entry.deletedBy
+            terminal.drawBar(row, line: 2 + index, style: index == trashCursor ? [.reverse] : [])
+        }
+        drawKeys("Enter restore (as a new document)  Esc back  ? keys  q quit")
+    }
+
+    func handleTrash(_ key: Key) async {
+        if await handleCommon(key) { return }
+        switch key {
+        case .up, .character("k"): trashCursor = max(0, trashCursor - 1)
+        case .down, .character("j"): trashCursor = min(max(0, trashEntries.count - 1), trashCursor + 1)
+        case .escape, .left: screen = .master
+        case .enter:
+            guard trashEntries.indices.contains(trashCursor) else { return }
+            let entry = trashEntries[trashCursor]
+            do {
+                let restored = try await library.restore(entry.id.description)
+                show("restored \(entry.name) as \(restored.name)")
+                await refreshList()
+                if let index = documents.firstIndex(where: { $0.id == restored.id }) { selected = index }
+                screen = .master
+            } catch {
+                fail(error)
+            }
+            trashEntries = await library.trash()
+            trashCursor = min(trashCursor, max(0, trashEntries.count - 1))
+        default:
+            break
+        }
     }
 }

@@ -116,7 +116,7 @@ extension TUIApp {
             ("  + or n", "add a document (TestDoc<N>)"),
             ("  Enter", "open its detail (dim rows wait for their first import)"),
             ("  d", "delete it, after y to confirm"),
-            ("  s / l", "settings / sync latencies"),
+            ("  s / l / t", "settings / sync latencies / trash (Enter restores)"),
             ("  r", "sync now (it also runs on container changes and every few seconds)"),
             ("Detail", ""),
             ("  e or Enter", "edit the text; Esc or F2 saves and leaves edit mode"),

@@ -11,6 +11,7 @@ enum Screen: Equatable {
     case detail
     case settings
     case latencies
+    case trash
     case help
 }
 
@@ -54,6 +55,9 @@ final class TUIApp {
     var settingsCursor = 0
     var settings: ResolvedSettings
     var latencySamples: [LatencySample] = []
+    /// The trash screen: what it lists and which row is chosen.
+    var trashEntries: [TrashEntry] = []
+    var trashCursor = 0
     var message: StatusMessage?
     var cloudAvailable = true
     var recoveryShown: Set<DocumentID> = []
@@ -233,6 +237,7 @@ final class TUIApp {
         case .detail: await handleDetail(key)
         case .settings: await handleSettings(key)
         case .latencies: handleLatencies(key)
+        case .trash: await handleTrash(key)
         case .help: screen = screenBeforeHelp
         }
     }
@@ -278,6 +283,7 @@ final class TUIApp {
         case .detail: cursor = drawDetail()
         case .settings: drawSettings()
         case .latencies: drawLatencies()
+        case .trash: drawTrash()
         case .help: drawHelp()
         }
         drawMessage()

@@ -5,6 +5,7 @@ import Model
 import Settings
 import Storage
 import Sync
+import Text
 
 /// The document library every front end uses: lifecycle, the one document handler, sync
 /// passes, local↔cloud moves, container changes and error recovery. One per device root and
@@ -433,7 +434,7 @@ public actor DocumentLibrary {
     }
 
     /// Saves text the user edited from `original` (the TUI's detail). A peer's append saved
-    /// meanwhile (a ping, say) is kept rather than overwritten (``Model/TextMerge``).
+    /// meanwhile is kept rather than overwritten (``Text/TextMerge``, a three-way merge).
     @discardableResult
     public func saveEditedText(_ id: DocumentID, _ text: String, editedFrom original: String) async throws -> TextMerge.Outcome {
         var outcome = TextMerge.Outcome.mine

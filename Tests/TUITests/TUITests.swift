@@ -182,7 +182,7 @@ struct TUITests {
         #expect(try tmux.pane("alternate_on") == "0")
     }
 
-    @Test func dAndYDeletesADocument() async throws {
+    @Test func dAndYDeletesADocumentAndTheTrashRestoresIt() async throws {
         defer { folder.remove() }
         let tmux = try startTUI()
         defer { tmux.kill() }
@@ -198,6 +198,16 @@ struct TUITests {
         try tmux.send("y")
         try await tmux.waitFor("deleted TestDoc1")
         #expect(try tmux.capture().contains("No documents yet"))
+        // The trash offers it back, as a new document.
+        try tmux.send("t")
+        try await tmux.waitFor(all: ["Trash — 1 document", "TestDoc1"])
+        try tmux.send("Enter")
+        try await tmux.waitFor("restored TestDoc1 as")
+        #expect(!(try tmux.capture().contains("No documents yet")))
+        try tmux.send("t")
+        try await tmux.waitFor("The trash is empty")
+        try tmux.send("Escape")
+        try await tmux.waitFor("+/n new")
         try tmux.send("q")
         #expect(try await tmux.waitForExit() == 0)
     }
