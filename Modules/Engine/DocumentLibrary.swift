@@ -485,7 +485,12 @@ public actor DocumentLibrary {
         to document: OpenDocument, ship: Bool, flush: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws {
         let id = document.record.id
-        if ship, let cloud { _ = try? cloud.importPending(id, into: document.store) }
+        if ship, let cloud {
+            _ = try? cloud.importPending(id, into: document.store)
+            // A device that saves is registered before its first log ships: devices prune
+            // their logs only once every registered device has applied them.
+            try? cloud.registerIfMissing()
+        }
         // The format as the device file has it now: another process of this device may have
         // seen the container (or its move to format 2) since this one last looked.
         if let saved = root.savedDevice()?.logFormat { replicator?.format = saved }

@@ -430,6 +430,15 @@ public struct Container: Sendable {
         }
     }
 
+    /// The largest coverage a baseline's name claims (`<device>-<n>.json`), from the names
+    /// alone: whether a baseline may hold logs this device lacks, without reading one.
+    func largestBaselineCoverage(_ id: DocumentID) -> UInt64? {
+        listNames(baselinesDirectory(id)).compactMap { name -> UInt64? in
+            guard name.hasSuffix(".json"), let dash = name.lastIndex(of: "-") else { return nil }
+            return UInt64(name[name.index(after: dash)..<name.index(name.endIndex, offsetBy: -5)])
+        }.max()
+    }
+
     /// Baselines of a document with their file URLs, largest coverage first.
     func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {
         listNames(baselinesDirectory(id))

@@ -327,6 +327,12 @@ public struct Replicator: Sendable {
         var plan = Plan()
         let devices = container.logDevices(document)
         if devices.isEmpty || applied.isEmpty { plan.needsBaseline = true }
+        // Logs this device never applied may have been pruned (it saved before it registered,
+        // so the pruning devices did not wait for it): a baseline covering more than it has
+        // applied may hold them.
+        if let coverage = container.largestBaselineCoverage(document), coverage > applied.values.reduce(0, ContainerBounds.sum) {
+            plan.needsBaseline = true
+        }
         for origin in devices {
             let have = applied[origin] ?? 0
             let present = container.logSequences(document, device: origin).filter { $0 > have }

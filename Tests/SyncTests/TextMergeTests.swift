@@ -246,4 +246,27 @@ import TestSupport
             #expect(text == "")
         }
     }
+
+    /// A device that applied part of a peer's logs before the peer pruned them (it had not
+    /// registered, so the peer did not wait for it) goes on from the baseline instead of
+    /// waiting forever for logs that are gone.
+    @Test func aDeviceBehindPrunedLogsGoesOnFromTheBaseline() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", baselineThreshold: 1, format: format2), c = harness.device(3, "C", format: format2)
+        try a.create(doc, name: "Pruned", text: "one", now: harness.clock.now())
+        try c.importPending(doc)
+        try a.edit(doc, text: "one two")
+        try a.edit(doc, text: "one two three")
+        // A writes a baseline and prunes with only itself registered.
+        try a.replicator.register(applied: [doc: [a.identity.id: 3]])
+        let store = try a.store(doc)
+        let compaction = try a.replicator.compact(doc, store: store, registry: Container(root: harness.container).deviceRecords())
+        store.close()
+        #expect(compaction.prunedLogs == 3)
+        #expect(Container(root: harness.container).logSequences(doc, device: a.identity.id).isEmpty)
+        let report = try c.importPending(doc)
+        #expect(report.baselinesMerged == 1)
+        #expect(try c.text(doc) == "one two three")
+    }
 }
