@@ -36,7 +36,8 @@ extension TUIApp {
             if index == selected { style.insert(.reverse) }
             terminal.drawBar(text, line: top + offset, style: style)
         }
-        drawKeys("+/n new  Enter open  d delete  t trash  s settings  l latencies  r sync  ? keys  q quit")
+        // Fits 80 columns; + and r are in the ? help.
+        drawKeys("n new  Enter open  d delete  t trash  s settings  l latencies  ? keys  q quit")
     }
 
     func handleMaster(_ key: Key) async {

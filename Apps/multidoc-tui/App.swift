@@ -125,7 +125,7 @@ final class TUIApp {
     /// released, outboxes are shipped and stores closed.
     private func finish() async {
         if let editor = detailState?.editor, editor.isChanged, let id = detailState?.id {
-            try? await library.setText(id, editor.text)
+            _ = try? await library.saveEditedText(id, editor.text, editedFrom: editor.original)
         }
         await library.inspect(nil)
         await library.flushAll()

@@ -338,8 +338,9 @@ struct Edit: AsyncParsableCommand {
                 } else if let append {
                     try await library.appendText(record.id, append)
                 } else {
-                    let current = try await library.detail(record.id).text
-                    try await library.setText(record.id, try editInEditor(current))
+                    // A peer's save while the editor was open is merged, not overwritten.
+                    let original = try await library.detail(record.id).text
+                    try await library.saveEditedText(record.id, try editInEditor(original), editedFrom: original)
                 }
                 reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
                 return try await library.detail(record.id)

@@ -207,7 +207,7 @@ struct TUITests {
         try tmux.send("t")
         try await tmux.waitFor("The trash is empty")
         try tmux.send("Escape")
-        try await tmux.waitFor("+/n new")
+        try await tmux.waitFor("n new  Enter open")
         try tmux.send("q")
         #expect(try await tmux.waitForExit() == 0)
     }
