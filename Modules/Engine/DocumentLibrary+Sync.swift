@@ -343,6 +343,11 @@ extension DocumentLibrary {
             guard age >= Self.stallAge else { continue }
             report.problems.append(.stalled(name: record.name.rawValue, gap: gap))
         }
+        for wait in imported.dependencyWaits {
+            let age = wait.since.map { configuration.now().timeIntervalSince($0) } ?? 0
+            guard age >= Self.stallAge else { continue }
+            report.problems.append(.waitingForPeer(name: record.name.rawValue, wait: wait))
+        }
         let fromPeers = imported.imported.filter { $0.device != identity.id }
         if !imported.summary.conflicts.isEmpty {
             var names = Dictionary(fromPeers.map { ($0.device, $0.deviceName) }, uniquingKeysWith: { first, _ in first })

@@ -143,6 +143,9 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     /// engine takes to deliver one: lost, most likely. The same gap is the same problem on every
     /// pass (the daemon logs it once).
     case stalled(name: String, gap: LogGap)
+    /// A log waits for another device's log it was made on, missing from the container for
+    /// longer than a replication engine takes to deliver one.
+    case waitingForPeer(name: String, wait: DependencyWait)
     /// A document's saves could not be shipped into the container (read-only, full, a file
     /// where its folder belongs): they wait in its outbox and are shipped by a later pass, but
     /// no peer has them yet.
@@ -160,6 +163,9 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
             "\(name) waits for \(gap), missing from the container while log \(gap.nextPresent) is there"
                 + (gap.since.map { " (since \(Self.utc($0)))" } ?? "")
                 + "; if it was lost, run 'multidoc container repair' on the device that wrote it (or one that has it)"
+        case .waitingForPeer(let name, let wait):
+            "\(name) waits: \(wait)" + (wait.since.map { " (since \(Self.utc($0)))" } ?? "")
+                + "; that device's later saves of it wait too. Run 'multidoc sync' on device \(wait.waitsFor); if the log was lost, check 'multidoc container verify'"
         case .unshipped(let name, let detail): "\(name): saves not shipped, kept in its outbox: \(detail)"
         }
     }

@@ -108,6 +108,8 @@ extension Container {
     ) {
         let folder = documentDirectory(id)
         var infos = 0, infoNames = 0
+        var claims: [(URL, DeviceID, UInt64)] = []
+        var newest: [DeviceID: UInt64] = [:]
         for name in list(folder, into: problem) {
             let url = folder.appendingPathComponent(name, isDirectory: false)
             if name == "logs" || name == "baselines" { continue }
@@ -162,10 +164,24 @@ extension Container {
                 guard fileOrNamed(url, "a log", into: problem) else { continue }
                 result.checkedFiles += 1
                 result.checkedLogs += 1
-                do { _ = try readLog(id, device: device, sequence: sequence, refusing: replaced) } catch { problem(url, error.reason) }
+                do {
+                    let log = try readLog(id, device: device, sequence: sequence, refusing: replaced)
+                    for (other, needed) in log.dependencies ?? [:] { claims.append((url, other, needed)) }
+                } catch {
+                    problem(url, error.reason)
+                }
             }
+            newest[device] = sequences.last
         }
 
+        var covered: [DeviceID: UInt64] = [:]
+        defer {
+            // A log made after another device's log that no log or baseline here reaches waits
+            // for it: on its way, lost, or a lie. Not a problem of this file yet; said once.
+            for (url, other, needed) in claims where needed > max(newest[other] ?? 0, covered[other] ?? 0) {
+                result.waiting.append(QuarantinedFile(url: url, reason: "made after log \(needed) of device \(other), which is not in the container; it waits for it"))
+            }
+        }
         let baselines = baselinesDirectory(id)
         for name in list(baselines, into: problem) {
             let url = baselines.appendingPathComponent(name, isDirectory: false)
@@ -176,6 +192,7 @@ extension Container {
                 if baseline.document != id { problem(url, "a baseline of document \(baseline.document), not this folder's") }
                 else if baseline.format > Self.formatVersion { problem(url, "format version \(baseline.format) is newer than this build's \(Self.formatVersion)") }
                 else if name != "\(baseline.writtenBy)-\(baseline.coverage).json" { problem(url, "its name does not match its writer and coverage") }
+                else { covered.merge(baseline.applied) { max($0, $1) } }
             } catch {
                 problem(url, "not a baseline (\(Self.summarize(error)))")
             }

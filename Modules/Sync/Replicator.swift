@@ -294,6 +294,7 @@ public struct Replicator: Sendable {
             }
             waiting = result.2
             report.waitingForOthers = waiting.count
+            report.dependencyWaits = dependencyWaits(document, waiting: waiting, applied: try store.read().sync.applied)
             report.summary.formUnion(result.0)
             report.imported.append(contentsOf: result.1.map(ImportedLog.init))
         }
@@ -356,6 +357,24 @@ public struct Replicator: Sendable {
             plan.runs.append((origin, run))
         }
         return plan
+    }
+
+    /// The logs the first waiting log of each device waits for that are not in the container.
+    private func dependencyWaits(_ document: DocumentID, waiting: [TransactionLog], applied: [DeviceID: UInt64]) -> [DependencyWait] {
+        var firsts: [DeviceID: TransactionLog] = [:]
+        for log in waiting where firsts[log.device].map({ log.sequence < $0.sequence }) ?? true { firsts[log.device] = log }
+        var result: [DependencyWait] = []
+        for log in firsts.values.sorted(by: { $0.device < $1.device }) {
+            for (other, needed) in (log.dependencies ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let next = (applied[other] ?? 0) + 1
+                guard next <= needed, !container.logSequences(document, device: other).contains(next) else { continue }
+                let file = container.logURL(document, device: log.device, sequence: log.sequence)
+                var info = stat()
+                let since = lstat(file.path, &info) == 0 ? Date(timeIntervalSince1970: Double(FileStamp.nanoseconds(info.st_ctim)) / 1e9) : nil
+                result.append(DependencyWait(device: log.device, sequence: log.sequence, waitsFor: other, missing: next, since: since))
+            }
+        }
+        return result
     }
 
     private func gap(_ document: DocumentID, device: DeviceID, missing: UInt64, nextPresent: UInt64) -> LogGap {
@@ -507,6 +526,9 @@ public struct ImportReport: Sendable {
     /// Logs present but not applied because logs of other devices they were made on have not
     /// arrived (or are behind a gap).
     public var waitingForOthers = 0
+    /// For each device whose next log waits so, the other device's log it waits for when that
+    /// log is not in the container at all (`since`: when the waiting log arrived).
+    public var dependencyWaits: [DependencyWait] = []
     public var progress = DownloadProgress(applied: 0, known: 0)
 
     /// Everything the container shows of the document is in: nothing quarantined, no gap,
@@ -532,6 +554,21 @@ public struct LogGap: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let range = nextPresent > missing + 1 ? "logs \(missing)…\(nextPresent - 1)" : "log \(missing)"
         return "\(range) of device \(device)"
+    }
+}
+
+/// A device's log that waits for another device's log it was made on, which is not in the
+/// container: on its way, lost, or named by a lying file.
+public struct DependencyWait: Sendable, Hashable, CustomStringConvertible {
+    public let device: DeviceID
+    public let sequence: UInt64
+    public let waitsFor: DeviceID
+    public let missing: UInt64
+    /// When the waiting log reached this replica.
+    public let since: Date?
+
+    public var description: String {
+        "log \(sequence) of device \(device) was made after log \(missing) of device \(waitsFor), which is not in the container"
     }
 }
 

@@ -269,4 +269,30 @@ import TestSupport
         #expect(report.baselinesMerged == 1)
         #expect(try c.text(doc) == "one two three")
     }
+
+    /// A log that claims to be made after a log that is not there (lost, or a lie) waits, is
+    /// named by the import and by verify, and stops only its own device's later logs.
+    @Test func aLogMadeAfterAMissingLogWaitsAndIsNamed() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2), b = harness.device(2, "B", format: format2)
+        let c = harness.device(3, "C", format: format2)
+        try a.create(doc, name: "Waits", text: "base", now: harness.clock.now())
+        try b.importPending(doc)
+        try c.importPending(doc)
+        // B's next log claims it was made after log 99 of a device that never wrote one.
+        let ghost = DeviceID(Fixed.uuid(0x6057))
+        var lie = try Container(root: harness.container).readLog(doc, device: a.identity.id, sequence: 1)
+        lie = TransactionLog(format: 2, document: doc, device: b.identity.id, sequence: 1, stamp: Stamp(wall: lie.stamp.wall + 1, counter: 0, device: b.identity.id),
+                             committedAt: lie.committedAt, deviceName: "B", changes: [])
+        lie.dependencies = [ghost: 99]
+        _ = try Container(root: harness.container).writeLog(try lie.encoded(container: Fixed.uuid(7)), document: doc, device: b.identity.id, sequence: 1)
+        try a.edit(doc, text: "base and more")
+        let report = try c.importPending(doc)
+        #expect(report.waitingForOthers == 1)
+        #expect(report.dependencyWaits.map(\.waitsFor) == [ghost])
+        #expect(try c.text(doc) == "base and more", "A's logs are not held up")
+        let verification = Container(root: harness.container).verify()
+        #expect(verification.waiting.contains { $0.reason.contains("log 99 of device \(ghost)") }, "\(verification.waiting)")
+    }
 }
