@@ -27,13 +27,22 @@ public struct TextSequence: Sendable {
 
     /// The visible text.
     public var text: String {
-        var view = String.UnicodeScalarView()
+        // Encoded to UTF-8 bytes first: appending scalars to a String one slice at a time was
+        // the largest cost of a save of a long text.
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(list.visibleCount)
         for orderIndex in list.order.indices {
             for item in list.leaves[Int(list.order[orderIndex])].items where !item.deleted {
-                view.append(contentsOf: list.content[item.slot..<(item.slot + Int(item.length))])
+                for scalar in list.content[item.slot..<(item.slot + Int(item.length))] {
+                    if scalar.value < 0x80 {
+                        utf8.append(UInt8(truncatingIfNeeded: scalar.value))
+                    } else {
+                        UTF8.encode(scalar) { utf8.append($0) }
+                    }
+                }
             }
         }
-        return String(view)
+        return String(decoding: utf8, as: UTF8.self)
     }
 
     /// The number of remote operations waiting for ids they refer to.
@@ -84,7 +93,21 @@ extension TextSequence: Equatable {
     /// ids and origins and tombstones, and the same pending operations (however their items are
     /// split into runs).
     public static func == (lhs: TextSequence, rhs: TextSequence) -> Bool {
-        lhs.text == rhs.text && lhs.snapshotRuns() == rhs.snapshotRuns() && Set(lhs.pending) == Set(rhs.pending)
+        if lhs.sharesStorage(with: rhs) { return true }
+        return lhs.count == rhs.count && lhs.text == rhs.text && lhs.snapshotRuns() == rhs.snapshotRuns() && Set(lhs.pending) == Set(rhs.pending)
+    }
+
+    /// Whether both are copies of one state that neither changed since (every array still
+    /// shared, copy-on-write not triggered): equal without looking at a scalar. A store
+    /// compares its contents before and after every write, and most texts are untouched.
+    func sharesStorage(with other: TextSequence) -> Bool {
+        func same<T>(_ a: [T], _ b: [T]) -> Bool {
+            a.count == b.count && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
+        }
+        return same(list.leaves, other.list.leaves) && same(list.order, other.list.order) && same(list.orderOf, other.list.orderOf)
+            && same(list.content, other.list.content) && same(list.leafOfSlot, other.list.leafOfSlot) && same(list.runs, other.list.runs)
+            && list.visibleCount == other.list.visibleCount && same(agents, other.agents) && same(nextCounter, other.nextCounter)
+            && same(pending, other.pending)
     }
 }
 
