@@ -191,9 +191,7 @@ struct Show: AsyncParsableCommand {
         }
         try await runCommand {
             let (record, detail, recovery) = try await options.withLibrary { library in
-                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-                let record = try await library.resolve(document)
-                reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
+                let record = try await resolveFresh(document, in: library, json: options.json)
                 return (record, try await library.detail(record.id, segue: true), await library.recoveryReports[record.id])
             }
             let output = Output(
@@ -222,9 +220,7 @@ struct Show: AsyncParsableCommand {
             var text: String
         }
         let (record, past) = try await options.withLibrary { library in
-            reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-            let record = try await library.resolve(document)
-            reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
+            let record = try await resolveFresh(document, in: library, json: options.json)
             return (record, try await library.text(record.id, at: point))
         }
         let output = Past(name: record.name.rawValue, uuid: record.id.description, save: past.save.id, savedBy: past.save.deviceName,
@@ -262,9 +258,7 @@ struct History: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let saves = try await options.withLibrary { library in
-                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-                let record = try await library.resolve(document)
-                reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
+                let record = try await resolveFresh(document, in: library, json: options.json)
                 return try await library.history(record.id)
             }
             let rows = saves.map {
@@ -295,9 +289,7 @@ struct Revert: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let (record, save) = try await options.withLibrary { library in
-                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
-                let record = try await library.resolve(document)
-                reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
+                let record = try await resolveFresh(document, in: library, json: options.json)
                 return (record, try await library.revert(record.id, to: to.point))
             }
             if options.json {

@@ -62,6 +62,15 @@ enum CommandPass {
 /// ``TerminalProgress``). A container of a newer format stops the command (exit 8): this build
 /// can neither read nor safely write it. A missing or refused container does not: documents
 /// keep working locally, and the pass's report says why.
+/// A command's passes around the document it names: learns cheaply what is new, resolves the
+/// name, and brings that document up to date (each pass's warnings held for the end).
+func resolveFresh(_ document: String, in library: DocumentLibrary, json: Bool) async throws -> LocalDocumentRecord {
+    reportSync(try await syncPass(library, json: json, .refresh(nil)), json: json)
+    let record = try await library.resolve(document)
+    reportSync(try await syncPass(library, json: json, .refresh(record.id)), json: json)
+    return record
+}
+
 func syncPass(_ library: DocumentLibrary, json: Bool, _ scope: CommandPass = .full) async throws -> SyncReport {
     let progress = TerminalProgress(enabled: !json && isatty(STDERR_FILENO) == 1)
     defer { progress.finish() }
