@@ -530,7 +530,7 @@ struct ContainerCommand: AsyncParsableCommand {
                     let data = try Container.dump(fileAt: url)
                     FileHandle.standardOutput.write(data + Data("\n".utf8))
                 } catch {
-                    throw EngineError.damagedFile(url.path, error.detail)
+                    throw AppError(.storeFailed, "\(url.path): \(error.detail)", cause: error)
                 }
             }
         }

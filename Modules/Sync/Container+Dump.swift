@@ -50,7 +50,7 @@ extension Container {
         do {
             object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
-            throw SyncError(.malformedFile, path: url.path, detail: "neither a format 2 file (no MDC2 magic) nor JSON: \(summarize(error))")
+            throw SyncError(.malformedFile, path: url.path, detail: "not a container file: neither a format 2 file (no MDC2 magic) nor JSON")
         }
         output["format"] = (object as? [String: Any])?["format"] as? Int ?? 1
         var content = object

@@ -48,7 +48,7 @@ public struct EditingTrace: Sendable {
         } catch let error as EditingTraceError {
             throw error
         } catch {
-            throw EditingTraceError("\(error)", url.path)
+            throw EditingTraceError("cannot read it: \(error.localizedDescription)", url.path)
         }
         return try EditingTrace(json: data, path: url.path)
     }

@@ -57,6 +57,11 @@ import TestSupport
         let missing = try multidoc(["container", "dump", container + "/no-such-file"])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("no-such-file"), "\(missing.stderr)")
+        let stray = folder.appending("stray.txt")
+        try Data("not a container file".utf8).write(to: stray)
+        let notOurs = try multidoc(["container", "dump", stray.path])
+        #expect(notOurs.status == 9)
+        #expect(notOurs.stderr == "multidoc: error: \(stray.path): not a container file: neither a format 2 file (no MDC2 magic) nor JSON\n", "\(notOurs.stderr)")
     }
 
     @Test func aFormat1ContainerIsMovedOnceAndThenMerges() throws {

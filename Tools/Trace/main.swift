@@ -51,9 +51,16 @@ struct MultidocTrace: AsyncParsableCommand {
             defer { if workFolder == nil { try? FileManager.default.removeItem(at: folder) } }
             let isTerminal = isatty(STDERR_FILENO) == 1
             let name = url.lastPathComponent
-            let result = try await TraceReplay.run(trace, name: name, in: folder, patchesPerSave: patchesPerSave) { done, total in
-                guard isTerminal, done == total || done % 500 == 0 else { return }
-                FileHandle.standardError.write(Data("\r\(name): \(done)/\(total) transactions".utf8))
+            let result: TraceReplay.Result
+            do {
+                result = try await TraceReplay.run(trace, name: name, in: folder, patchesPerSave: patchesPerSave) { done, total in
+                    guard isTerminal, done == total || done % 500 == 0 else { return }
+                    FileHandle.standardError.write(Data("\r\(name): \(done)/\(total) transactions".utf8))
+                }
+            } catch {
+                // A trace whose patches do not fit its own text, or an engine failure.
+                FileHandle.standardError.write(Data("multidoc-trace: error: \(path): \(error)\n".utf8))
+                throw ExitCode(1)
             }
             if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             results.append(result)
