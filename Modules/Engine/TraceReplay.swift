@@ -227,10 +227,9 @@ public enum TraceReplay {
             lock.lock()
             defer { lock.unlock() }
             value += 1
-            let p = prefix, v = value
-            return UUID(uuid: (
-                UInt8(p >> 24 & 0xff), UInt8(p >> 16 & 0xff), UInt8(p >> 8 & 0xff), UInt8(p & 0xff), 0, 0, 0x40, 0, 0x80, 0,
-                UInt8(v >> 40 & 0xff), UInt8(v >> 32 & 0xff), UInt8(v >> 24 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)))
+            let bytes = (0..<4).map { UInt8(truncatingIfNeeded: prefix >> (24 - 8 * $0)) } + [0, 0, 0x40, 0, 0x80, 0]
+                + (0..<6).map { UInt8(truncatingIfNeeded: value >> (40 - 8 * $0)) }
+            return UUIDText.uuid(bytes: bytes) ?? UUID()
         }
     }
 }

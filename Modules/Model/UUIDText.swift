@@ -33,6 +33,21 @@ public enum UUIDText {
         return ok ? UUID(uuid: raw) : nil
     }
 
+    /// The 16 bytes, in order.
+    public static func bytes(_ uuid: UUID) -> [UInt8] {
+        withUnsafeBytes(of: uuid.uuid) { Array($0) }
+    }
+
+    /// The UUID of 16 bytes, or nil when there are not exactly 16.
+    public static func uuid(bytes: some Collection<UInt8>) -> UUID? {
+        guard bytes.count == 16 else { return nil }
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &raw) { out in
+            for (index, byte) in bytes.enumerated() { out[index] = byte }
+        }
+        return UUID(uuid: raw)
+    }
+
     /// The lower-case 36-character form.
     public static func lowercase(_ uuid: UUID) -> String {
         let digits = Array("0123456789abcdef".utf8)

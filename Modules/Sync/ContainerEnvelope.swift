@@ -80,9 +80,9 @@ public struct ContainerEnvelope: Sendable, Hashable {
 
     public var encoded: [UInt8] {
         var headerBytes = ByteWriter()
-        headerBytes.raw(Self.bytes(of: header.container))
-        headerBytes.raw(Self.bytes(of: header.document))
-        headerBytes.raw(Self.bytes(of: header.writer))
+        headerBytes.raw(UUIDText.bytes(header.container))
+        headerBytes.raw(UUIDText.bytes(header.document))
+        headerBytes.raw(UUIDText.bytes(header.writer))
         headerBytes.varint(header.place)
         headerBytes.varint(header.writtenAt)
         headerBytes.raw(header.fingerprint.prefix(8) + Array(repeating: 0, count: max(0, 8 - header.fingerprint.count)))
@@ -153,13 +153,7 @@ public struct ContainerEnvelope: Sendable, Hashable {
 
     static let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
-    static func bytes(of uuid: UUID) -> [UInt8] {
-        let u = uuid.uuid
-        return [u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15]
-    }
-
     static func uuid(_ reader: inout ByteReader) throws(TextDecodingError) -> UUID {
-        let b = Array(try reader.raw(count: 16))
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        UUIDText.uuid(bytes: try reader.raw(count: 16)) ?? zero
     }
 }

@@ -28,7 +28,7 @@ extension TransactionLog {
         let dependencies = (dependencies ?? [:]).sorted { $0.key < $1.key }
         writer.varint(dependencies.count)
         for (device, sequence) in dependencies {
-            writer.raw(ContainerEnvelope.bytes(of: device.uuid))
+            writer.raw(UUIDText.bytes(device.uuid))
             writer.varint(sequence)
         }
         writer.varint(changes.count)
