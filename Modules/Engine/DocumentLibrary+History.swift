@@ -14,9 +14,7 @@ extension DocumentLibrary {
     /// last 1,000 and any of the last 30 days (``Storage/TextSave``). Saves of a container of
     /// format 1 (whole texts, last writer wins) are not in it.
     public func history(_ id: DocumentID) async throws -> [TextSave] {
-        let contents = try await viewableContents(id)
-        guard let entry = contents.graph.textEntry else { return [] }
-        return contents.sync.history.filter { $0.object == entry.id && $0.attribute == Entity.TextEntry.text }
+        Self.textSaves(try await viewableContents(id))
     }
 
     /// The text as it was right after the save `point` names, and that save.
@@ -24,7 +22,7 @@ extension DocumentLibrary {
         let contents = try await viewableContents(id)
         let name = localRecord(id)?.name.rawValue ?? id.description
         guard let entry = contents.graph.textEntry else { throw EngineError.notInHistory(name, "its text has no history yet") }
-        let saves = contents.sync.history.filter { $0.object == entry.id && $0.attribute == Entity.TextEntry.text }
+        let saves = Self.textSaves(contents)
         let target: TextSave?
         switch point {
         case .save(let number): target = saves.first { $0.id == number }
@@ -52,6 +50,12 @@ extension DocumentLibrary {
         let (text, save) = try await text(id, at: point)
         try await setText(id, text)
         return save
+    }
+
+    /// The saves of the document's text (its text entry's `text`), oldest first.
+    private static func textSaves(_ contents: StoreContents) -> [TextSave] {
+        guard let entry = contents.graph.textEntry else { return [] }
+        return contents.sync.history.filter { $0.object == entry.id && $0.attribute == Entity.TextEntry.text }
     }
 
     private func viewableContents(_ id: DocumentID) async throws -> StoreContents {

@@ -657,7 +657,6 @@ extension DocumentLibrary {
                 device.containerFormat = format
                 try root.saveDevice(device)
             }
-            replicator?.format = device.logFormat
             return true
         case .changed(let remembered, let found, let error):
             let message = error.description
@@ -694,7 +693,6 @@ extension DocumentLibrary {
                 device.containerID = adopted.identity.containerID
                 device.containerFormat = adopted.identity.format
                 try root.saveDevice(device)
-                replicator?.format = device.logFormat
                 return true
             case .stayLocal:
                 // Nothing is demoted: a mistyped --container or a replica that is briefly wrong

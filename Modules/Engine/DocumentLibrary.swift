@@ -107,12 +107,9 @@ public actor DocumentLibrary {
         self.root = configuration.root
         self.logger = configuration.logger
         if let container = configuration.container {
-            var replicator = Replicator(
+            replicator = Replicator(
                 container: Container(root: container, writeObserver: configuration.containerObserver),
                 device: configuration.identity, now: configuration.now)
-            // What the device last saw of the container, until it looks again.
-            replicator.format = configuration.root.savedDevice()?.logFormat ?? .version1
-            self.replicator = replicator
         } else {
             replicator = nil
         }
@@ -491,13 +488,14 @@ public actor DocumentLibrary {
             // their logs only once every registered device has applied them.
             try? cloud.registerIfMissing()
         }
-        // The format as the device file has it now: another process of this device may have
-        // seen the container (or its move to format 2) since this one last looked.
-        if let saved = root.savedDevice()?.logFormat { replicator?.format = saved }
+        // The format the device file remembers (the identity check writes it there): another
+        // process of this device may have seen the container, or its move to format 2, since
+        // this one last looked; without the container, what the device saw last.
+        let format = root.savedDevice()?.logFormat ?? .version1
         let committed: LocalCommit
         do {
             committed = try Replicator.commit(
-                document: id, device: identity, format: replicator?.format ?? .version1, now: configuration.now, to: document.store,
+                document: id, device: identity, format: format, now: configuration.now, to: document.store,
                 ship: ship, makeChanges)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)

@@ -10,14 +10,11 @@ extension Container {
     /// order a trace's causal history says.
     /// - Throws: ``SyncError`` naming the file that could not be read or written.
     public func carry(_ document: DocumentID, device: DeviceID, through sequence: UInt64, to other: Container) throws(SyncError) {
-        var files = [(infoURL(document, device: device), other.infoURL(document, device: device))]
-        if sequence > 0 {
-            for number in 1...sequence {
-                files.append((logURL(document, device: device, sequence: number), other.logURL(document, device: device, sequence: number)))
-            }
-        }
-        for (source, destination) in files {
-            try copy(source, to: destination, other: other, optional: source == infoURL(document, device: device))
+        // Only a device that created the document has an info file.
+        try copy(infoURL(document, device: device), to: other.infoURL(document, device: device), other: other, optional: true)
+        guard sequence > 0 else { return }
+        for number in 1...sequence {
+            try copy(logURL(document, device: device, sequence: number), to: other.logURL(document, device: device, sequence: number), other: other, optional: false)
         }
     }
 

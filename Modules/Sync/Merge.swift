@@ -60,7 +60,7 @@ public enum Merge {
             recordHistory(textsBefore, device: log.device, deviceName: log.deviceName, sequence: log.sequence, committedAt: log.committedAt, in: &contents)
         }
         for change in log.changes {
-            apply(change, stamp: log.stamp, to: &contents, summary: &summary) { current, name in
+            apply(change, stamp: log.stamp, to: &contents, summary: &summary) { current in
                 // Concurrent when the writer of the older stamp had not seen the newer one's
                 // write: a log stamped below the current value never saw it (the clocks order
                 // every write after what its writer saw); one stamped above saw it only if its
@@ -77,7 +77,7 @@ public enum Merge {
 
     static func apply(
         _ change: LoggedChange, stamp: Stamp, to contents: inout StoreContents, summary: inout ChangeSummary,
-        concurrent: (Stamp, String) -> Bool = { _, _ in false }
+        concurrent: (Stamp) -> Bool = { _ in false }
     ) {
         let id = change.id
         switch change.op {
@@ -101,7 +101,7 @@ public enum Merge {
             for (name, value) in change.attributes ?? [:] {
                 if let current = stamps[name], let old = record.attributes[name], old != value,
                    strategy(entity: record.entity, attribute: name) == .lastWriterWins, reportsConflicts(entity: record.entity, attribute: name),
-                   concurrent(current, name) {
+                   concurrent(current) {
                     let incomingWins = current < stamp
                     summary.conflicts.append(Conflict(
                         object: id, entity: record.entity, attribute: name,
@@ -144,14 +144,15 @@ public enum Merge {
 
     /// The texts (object, attribute, value) that `changes` change by operations, as they are now.
     static func texts(touchedBy changes: [LoggedChange], in contents: StoreContents) -> [(ObjectID, String, String)] {
+        texts(changes.flatMap { change in (change.texts ?? [:]).keys.sorted().map { (change.id, $0) } }, in: contents)
+    }
+
+    /// The values of the texts `keys` names (object, attribute), each once, as they are now.
+    static func texts(_ keys: [(ObjectID, String)], in contents: StoreContents) -> [(ObjectID, String, String)] {
         var seen: Set<String> = []
-        var result: [(ObjectID, String, String)] = []
-        for change in changes {
-            for name in (change.texts ?? [:]).keys.sorted() where seen.insert("\(change.id.rawValue)\u{0}\(name)").inserted {
-                result.append((change.id, name, contents.graph.objects[change.id]?.attributes[name]?.stringValue ?? ""))
-            }
+        return keys.filter { seen.insert("\($0.0.rawValue)\u{0}\($0.1)").inserted }.map { id, name in
+            (id, name, contents.graph.objects[id]?.attributes[name]?.stringValue ?? "")
         }
-        return result
     }
 
     /// Adds a ``Storage/TextSave`` for each text of `before` that is now different.
@@ -177,11 +178,9 @@ public enum Merge {
     @discardableResult
     public static func merge(_ baseline: Baseline, into contents: inout StoreContents) -> ChangeSummary {
         var summary = ChangeSummary()
-        let baselineTexts = (baseline.texts ?? [:]).filter { contents.sync.tombstones[$0.key] == nil }
-        var textsBefore: [(ObjectID, String, String)] = []
-        for (id, texts) in baselineTexts {
-            for name in texts.keys.sorted() { textsBefore.append((id, name, contents.graph.objects[id]?.attributes[name]?.stringValue ?? "")) }
-        }
+        let textsBefore = texts(
+            (baseline.texts ?? [:]).filter { contents.sync.tombstones[$0.key] == nil }.flatMap { id, texts in texts.keys.sorted().map { (id, $0) } },
+            in: contents)
         defer {
             recordHistory(textsBefore, device: baseline.writtenBy, deviceName: "baseline", sequence: 0, committedAt: baseline.writtenAt, in: &contents)
         }

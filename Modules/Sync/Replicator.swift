@@ -18,8 +18,8 @@ public struct Replicator: Sendable {
     public var baselineThreshold: Int
     /// The most logs applied in one store transaction (bounds memory during a big import).
     public var importBatchSize: Int
-    /// What this device writes: the container's format and identity (the Engine sets it from
-    /// what the device last saw of the container).
+    /// What ``commit(document:to:ship:_:)`` writes: the container's format and identity (the
+    /// Engine commits through the static `commit` with what the device file remembers).
     public var format: LogFormat = .version1
     /// Container identities a reset replaced: a format 2 log naming one of them is a left-over
     /// of the old container (a replica's stale folder) and is refused.
@@ -293,12 +293,12 @@ public struct Replicator: Sendable {
                 return (summary, applied, queues.values.flatMap { $0 })
             }
             waiting = result.2
-            report.waitingForOthers = waiting.count
-            report.dependencyWaits = dependencyWaits(document, waiting: waiting, applied: try store.read().sync.applied)
             report.summary.formUnion(result.0)
             report.imported.append(contentsOf: result.1.map(ImportedLog.init))
         }
         let applied = try store.read().sync.applied
+        report.waitingForOthers = waiting.count
+        report.dependencyWaits = dependencyWaits(document, waiting: waiting, applied: applied)
         report.gaps = plan.gaps
         report.progress = progress(document, applied: applied)
         return report
