@@ -3,27 +3,10 @@ import Testing
 import TestSupport
 
 /// The CLI run as separate processes: two device roots, one container.
-@Suite(.serialized) struct CLITests {
+@Suite(.serialized) struct CLITests: TwoDevices {
     let folder: TemporaryDirectory
-    var rootA: String { folder.appending("A").path }
-    var rootB: String { folder.appending("B").path }
-    var container: String { folder.appending("container").path }
 
-    init() throws {
-        folder = try TemporaryDirectory("cli")
-        try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
-        for root in [rootA, rootB] { try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) }
-    }
-
-    func multidoc(_ arguments: [String], root: String? = nil, stdin: String? = nil) throws -> ProductRunner.Result {
-        var all = arguments
-        if let root { all += ["--root", root, "--container", container] }
-        return try ProductRunner.run("multidoc", all, stdin: stdin)
-    }
-
-    func json(_ result: ProductRunner.Result) throws -> Any {
-        try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
-    }
+    init() throws { folder = try Self.makeFolder("cli") }
 
     @Test func newOnAIsListedOnBThenEditedOnBAndShownOnA() throws {
         defer { folder.remove() }

@@ -4,27 +4,14 @@ import TestSupport
 
 /// Concurrent text edits through the CLI, as a user makes them: both kept; a format 1
 /// container moved to format 2 with `container upgrade`; its files shown with `container dump`.
-@Suite(.serialized) struct TextMergeCLITests {
+@Suite(.serialized) struct TextMergeCLITests: TwoDevices {
     let folder: TemporaryDirectory
-    var rootA: String { folder.appending("A").path }
-    var rootB: String { folder.appending("B").path }
-    var container: String { folder.appending("container").path }
 
-    init() throws {
-        folder = try TemporaryDirectory("cli-text")
-        try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
-        for root in [rootA, rootB] { try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) }
-    }
-
-    func multidoc(_ arguments: [String], root: String? = nil) throws -> ProductRunner.Result {
-        var all = arguments
-        if let root { all += ["--root", root, "--container", container] }
-        return try ProductRunner.run("multidoc", all)
-    }
+    init() throws { folder = try Self.makeFolder("cli-text") }
 
     func text(_ root: String) throws -> String {
         let show = try multidoc(["show", "Notes", "--json"], root: root)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any], "\(show.stderr)")
+        let object = try #require(try json(show) as? [String: Any], "\(show.stderr)")
         return try #require(object["text"] as? String)
     }
 
@@ -51,7 +38,7 @@ import TestSupport
         let last = try #require(logs.sorted().last)
         let dump = try multidoc(["container", "dump", container + "/" + last])
         #expect(dump.status == 0, "\(dump.stderr)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        let object = try #require(try json(dump) as? [String: Any])
         #expect(object["format"] as? Int == 2)
         #expect(dump.stdout.contains("\"texts\""), "\(dump.stdout)")
         let missing = try multidoc(["container", "dump", container + "/no-such-file"])
@@ -88,7 +75,7 @@ import TestSupport
         try FileManager.default.removeItem(at: oldEntry)
         let moved = try multidoc(["container", "upgrade", "--json"], root: rootA)
         #expect(moved.status == 0, "\(moved.stderr)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(moved.stdout.utf8)) as? [String: Any])
+        let report = try #require(try json(moved) as? [String: Any])
         #expect(report["upgraded"] as? Bool == true)
         #expect(try multidoc(["container", "upgrade"], root: rootA).stdout.contains("already of format 2"))
         #expect(try multidoc(["container", "verify"], root: rootB).status == 0)
@@ -99,7 +86,7 @@ import TestSupport
         #expect(try text(rootB) == merged)
         #expect(merged.hasPrefix(lww) && merged.contains(" +A") && merged.contains(" +B"), "\(merged)")
         let status = try multidoc(["container", "status", "--json"], root: rootB)
-        let statusObject = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let statusObject = try #require(try json(status) as? [String: Any])
         #expect(statusObject["format"] as? Int == 2)
     }
 
@@ -110,13 +97,13 @@ import TestSupport
         #expect(try multidoc(["edit", "Notes", "--append", " and more from B"], root: rootB).status == 0)
         #expect(try multidoc(["edit", "Notes", "--text", "all of it replaced"], root: rootA).status == 0)
         let listed = try multidoc(["history", "Notes", "--json"], root: rootB)
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]], "\(listed.stderr)")
+        let rows = try #require(try json(listed) as? [[String: Any]], "\(listed.stderr)")
         #expect(rows.count == 4, "\(rows)")
         let second = try #require(rows.dropFirst().first?["save"] as? Int)
         let third = try #require(rows.dropFirst(2).first)
         #expect(third["added"] as? Int == " and more from B".unicodeScalars.count)
         let past = try multidoc(["show", "Notes", "--at", "\(second)", "--json"], root: rootB)
-        let pastObject = try #require(try JSONSerialization.jsonObject(with: Data(past.stdout.utf8)) as? [String: Any], "\(past.stderr)")
+        let pastObject = try #require(try json(past) as? [String: Any], "\(past.stderr)")
         #expect(pastObject["text"] as? String == "first words")
         let reverted = try multidoc(["revert", "Notes", "--to", "\(third["save"] as? Int ?? 0)"], root: rootB)
         #expect(reverted.status == 0, "\(reverted.stderr)")

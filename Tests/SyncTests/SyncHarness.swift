@@ -39,12 +39,20 @@ struct SyncDevice {
         try replicator.publish(DocumentInfo(document: document, name: try DocumentName(name), createdBy: identity.id, createdByName: identity.name, createdAt: now, store: kind), store: store, baseline: false)
     }
 
-    /// Saves a text change and ships it.
-    func edit(_ document: DocumentID, text: String) throws {
+    /// Commits the changes `makeChanges` makes from the graph as one save and ships it. Nothing
+    /// is imported first: peers' saves this device has not imported stay unseen (a concurrent edit).
+    func save(_ document: DocumentID, _ makeChanges: (ObjectGraph) throws -> [Change]) throws {
         let store = try store(document)
         defer { store.close() }
-        try replicator.commit([.update(ObjectID("text-\(document)"), attributes: ["text": .string(text)])], document: document, to: store, ship: true)
+        try replicator.commit(document: document, to: store, ship: true, makeChanges)
         try replicator.flush(document, in: store)
+    }
+
+    func save(_ document: DocumentID, _ changes: [Change]) throws { try save(document) { _ in changes } }
+
+    /// Saves a text change and ships it.
+    func edit(_ document: DocumentID, text: String) throws {
+        try save(document, [.update(ObjectID("text-\(document)"), attributes: ["text": .string(text)])])
     }
 
     @discardableResult

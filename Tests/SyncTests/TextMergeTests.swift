@@ -15,13 +15,7 @@ import TestSupport
 
     /// Appends `suffix` to the text as it is inside the save's transaction (an `edit --append`).
     func append(_ device: SyncDevice, _ suffix: String) throws {
-        let store = try device.store(doc)
-        defer { store.close() }
-        try device.replicator.commit(document: doc, to: store, ship: true) { graph in
-            let text = graph.textEntry?.text ?? ""
-            return [.update(textID(doc), attributes: ["text": .string(text + suffix)])]
-        }
-        try device.replicator.flush(doc, in: store)
+        try device.save(doc) { graph in [.update(textID(doc), attributes: ["text": .string((graph.textEntry?.text ?? "") + suffix)])] }
     }
 
     @Test(arguments: [SyncBackend.sqlite, .json])
@@ -32,13 +26,8 @@ import TestSupport
         try a.create(doc, name: "Fox", text: "The quick brown fox jumps over the lazy dog.", now: harness.clock.now())
         try b.importPending(doc)
         // Neither sees the other's save before making its own.
-        let aStore = try a.store(doc), bStore = try b.store(doc)
-        try a.replicator.commit([.update(textID(doc), attributes: ["text": .string("The quick red fox jumps over the lazy dog.")])], document: doc, to: aStore, ship: true)
-        try b.replicator.commit([.update(textID(doc), attributes: ["text": .string("The quick brown fox leaps over the lazy cat.")])], document: doc, to: bStore, ship: true)
-        try a.replicator.flush(doc, in: aStore)
-        try b.replicator.flush(doc, in: bStore)
-        aStore.close()
-        bStore.close()
+        try a.edit(doc, text: "The quick red fox jumps over the lazy dog.")
+        try b.edit(doc, text: "The quick brown fox leaps over the lazy cat.")
         try a.importPending(doc)
         try b.importPending(doc)
         #expect(try a.text(doc) == "The quick red fox leaps over the lazy cat.")
@@ -57,14 +46,7 @@ import TestSupport
         for device in devices.dropFirst() { try device.importPending(doc) }
         let words = ["alpha ", "bravo ", "charlie "]
         // Each appends at the end without having seen the others.
-        let stores = try devices.map { try $0.store(doc) }
-        for (index, device) in devices.enumerated() {
-            try device.replicator.commit([.update(textID(doc), attributes: ["text": .string("start " + words[index])])], document: doc, to: stores[index], ship: true)
-        }
-        for (index, device) in devices.enumerated() {
-            try device.replicator.flush(doc, in: stores[index])
-            stores[index].close()
-        }
+        for (index, device) in devices.enumerated() { try device.edit(doc, text: "start " + words[index]) }
         for device in devices { try device.importPending(doc) }
         let texts = try devices.map { try #require(try $0.text(doc)) }
         #expect(Set(texts).count == 1, "\(texts)")
@@ -194,11 +176,7 @@ import TestSupport
         try a.create(doc, name: "Titles", text: "text", now: harness.clock.now())
         try b.importPending(doc)
         for (device, title) in [(a, "from A"), (b, "from B")] {
-            let store = try device.store(doc)
-            try device.replicator.commit(
-                [.update(textID(doc), attributes: ["title": .string(title), "text": .string("text " + title)])], document: doc, to: store, ship: true)
-            try device.replicator.flush(doc, in: store)
-            store.close()
+            try device.save(doc, [.update(textID(doc), attributes: ["title": .string(title), "text": .string("text " + title)])])
         }
         let onA = try a.importPending(doc).summary.conflicts
         let onB = try b.importPending(doc).summary.conflicts
@@ -213,10 +191,7 @@ import TestSupport
         #expect(try a.text(doc) == b.text(doc))
         // A later write that saw the other is no conflict.
         try a.edit(doc, text: "text again")
-        let store = try a.store(doc)
-        try a.replicator.commit([.update(textID(doc), attributes: ["title": .string("settled")])], document: doc, to: store, ship: true)
-        try a.replicator.flush(doc, in: store)
-        store.close()
+        try a.save(doc, [.update(textID(doc), attributes: ["title": .string("settled")])])
         #expect(try b.importPending(doc).summary.conflicts.isEmpty)
     }
 

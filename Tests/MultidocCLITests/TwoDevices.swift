@@ -1,0 +1,34 @@
+import Foundation
+import TestSupport
+
+/// A suite whose tests run the CLI as separate processes on two device roots (A and B) and one
+/// container, all in one temporary folder.
+protocol TwoDevices {
+    var folder: TemporaryDirectory { get }
+}
+
+extension TwoDevices {
+    var rootA: String { folder.appending("A").path }
+    var rootB: String { folder.appending("B").path }
+    var container: String { folder.appending("container").path }
+
+    /// A temporary folder with the container and both roots made.
+    static func makeFolder(_ name: String) throws -> TemporaryDirectory {
+        let folder = try TemporaryDirectory(name)
+        for path in ["container", "A", "B"] {
+            try FileManager.default.createDirectory(at: folder.appending(path), withIntermediateDirectories: true)
+        }
+        return folder
+    }
+
+    /// `multidoc` with `arguments`; with `root`, on that root and the container.
+    func multidoc(_ arguments: [String], root: String? = nil, stdin: String? = nil) throws -> ProductRunner.Result {
+        var all = arguments
+        if let root { all += ["--root", root, "--container", container] }
+        return try ProductRunner.run("multidoc", all, stdin: stdin)
+    }
+
+    func json(_ result: ProductRunner.Result) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+    }
+}
