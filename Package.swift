@@ -9,6 +9,8 @@ let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", pac
 let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
 let hdrHistogram: Target.Dependency = .product(name: "Histogram", package: "hdrhistogram-swift")
 let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swift-service-lifecycle")
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
 
 let package = Package(
     name: "multidoc",
@@ -24,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // MARK: - Modules
@@ -32,7 +35,7 @@ let package = Package(
         .target(name: "FileIO", path: "Modules/FileIO"),
         .target(name: "Settings", dependencies: ["Model", "FileIO"], path: "Modules/Settings"),
         .target(name: "Storage", dependencies: ["Model", "FileIO", "Text", grdb], path: "Modules/Storage"),
-        .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO", "Text"], path: "Modules/Sync"),
+        .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO", "Text", crypto, cryptoExtras], path: "Modules/Sync"),
         .target(
             name: "Engine",
             dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", "Text", logging, hdrHistogram, serviceLifecycle],

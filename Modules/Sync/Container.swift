@@ -32,13 +32,18 @@ public struct Container: Sendable {
     /// Told about every file this device writes or removes in the container, after the change
     /// is durable (for example to nudge a replication engine). Nil: nobody is told.
     public let writeObserver: (any ContainerWriteObserver)?
+    /// The device's keys and the container's policy (signed, admitted devices, encrypted).
+    /// Nil: a view that neither signs nor checks signatures (tools, dumps, copies).
+    public let keys: ContainerKeys?
 
     /// - Parameters:
     ///   - root: the container folder.
     ///   - writeObserver: told the path (relative to `root`) of every file written or removed.
-    public init(root: URL, writeObserver: (any ContainerWriteObserver)? = nil) {
+    ///   - keys: the device's keys, for a container that may be signed or encrypted.
+    public init(root: URL, writeObserver: (any ContainerWriteObserver)? = nil, keys: ContainerKeys? = nil) {
         self.root = root
         self.writeObserver = writeObserver
+        self.keys = keys
     }
 
     /// `url`'s path relative to the container root (`documents/<uuid>/logs/<device>/<seq>.log`),
@@ -164,12 +169,18 @@ public struct Container: Sendable {
         for name in try names(in: identityDirectory) where name.hasSuffix(".json") {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             let identity: ContainerIdentity
+            let data: Data
             do {
-                identity = try readJSON(url, limit: Self.maximumRecordSize)
+                data = try readFile(url, limit: Self.maximumRecordSize)
+                identity = try Self.decodeJSON(ContainerIdentity.self, from: try openRecord(data, at: url))
             } catch {
                 damaged = damaged ?? SyncError(.malformedFile, path: url.path, detail: "not a container identity (\(Self.summarize(error))); remove it, or run `multidoc container verify`")
                 continue
             }
+            // In a signed container only identities signed by an admitted device count, and the
+            // signed container's own (written before it was signed): an unsigned file cannot
+            // replace it.
+            if let root = keys?.policy.root, !ContainerEnvelope.isEnvelope(data), identity.containerID != root.container { continue }
             guard identity.format <= Self.formatVersion else {
                 throw SyncError(.unknownFormat(found: identity.format, supported: Self.formatVersion), path: url.path)
             }
@@ -515,7 +526,16 @@ public struct Container: Sendable {
         } catch {
             throw LogDecodingError(reason: error.detail ?? error.description)
         }
-        let log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence, refusing: refusing)
+        let log: TransactionLog
+        if ContainerEnvelope.isEnvelope(data) {
+            let envelope = try open(
+                Array(data), kind: .log, document: id.uuid, writer: device, place: sequence, maximumPayload: TransactionLog.maximumFileSize,
+                refusing: refusing)
+            log = try TransactionLog.decoded(envelope, document: id, device: device, sequence: sequence)
+        } else {
+            if let keys, keys.policy.isSigned { throw LogDecodingError(reason: "refused: unsigned, in a signed container (claimed writer \(device))") }
+            log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence, refusing: refusing)
+        }
         if let latest, let problem = ContainerBounds.problem(stamp: log.stamp, latest: latest) {
             throw LogDecodingError(reason: problem)
         }
@@ -531,13 +551,16 @@ public struct Container: Sendable {
         encoder.dateEncodingStrategy = .millisecondsSince1970
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
-            let data = try encoder.encode(value)
+            var data = try encoder.encode(value)
+            if let sealed = try sealRecord(data, at: url) { data = Data(sealed) }
             // A device never writes a file its peers would refuse.
             guard data.count <= limit else {
                 throw SyncError(.writeFailed, path: url.path, detail: "\(data.count) bytes, more than the \(limit) bytes a reader accepts")
             }
             try AtomicFile.makeDirectory(url.deletingLastPathComponent())
             try AtomicFile.write(data, to: url)
+        } catch let error as SyncError {
+            throw error
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: "\(error)")
         }
@@ -560,8 +583,10 @@ public struct Container: Sendable {
 
     /// Reads a JSON record written by ``writeJSON(_:to:pretty:limit:)``: no links followed, at most
     /// `limit` bytes.
+    /// In a signed container the file must be an envelope signed by an admitted device
+    /// (``openRecord(_:at:)``).
     func readJSON<T: Decodable>(_ url: URL, limit: Int) throws -> T {
-        try Self.decodeJSON(T.self, from: try readFile(url, limit: limit))
+        try Self.decodeJSON(T.self, from: try openRecord(try readFile(url, limit: limit), at: url))
     }
 
     /// Decodes a JSON record as ``writeJSON(_:to:pretty:limit:)`` encodes it.

@@ -57,14 +57,24 @@ public struct ContainerEnvelope: Sendable, Hashable {
     }
 
     public static let magic: [UInt8] = Array("MDC2".utf8)
-    /// Flags this build understands: none yet (bit 0 will say signed, bit 1 encrypted).
-    static let knownFlags: UInt8 = 0
+    /// Bit 0: a 64-byte Ed25519 signature over every byte before it follows the payload.
+    public static let signedFlag: UInt8 = 1
+    /// Bit 1: the payload is sealed (ChaCha20-Poly1305 under the container key, the bytes
+    /// before it as associated data): 12-byte nonce, ciphertext, 16-byte tag.
+    public static let encryptedFlag: UInt8 = 2
+    /// Flags this build understands; a file with any other bit set is refused.
+    static let knownFlags: UInt8 = signedFlag | encryptedFlag
     static let maximumHeaderLength = 256
+    static let signatureLength = 64
 
     public var kind: Kind
     public var flags: UInt8
     public var header: Header
     public var payload: [UInt8]
+    /// The signature read with the file, or made by ``ContainerKeys`` (signed files only).
+    public var signature: [UInt8]?
+    /// How many bytes of the file the signature covers (every byte before it), as read.
+    var signedLength: Int?
 
     public init(kind: Kind, header: Header, payload: [UInt8]) {
         self.kind = kind
@@ -73,12 +83,34 @@ public struct ContainerEnvelope: Sendable, Hashable {
         self.payload = payload
     }
 
+    public var isSigned: Bool { flags & Self.signedFlag != 0 }
+    public var isEncrypted: Bool { flags & Self.encryptedFlag != 0 }
+
     /// Whether `data` starts like a format 2 file (as opposed to format 1's JSON).
     public static func isEnvelope(_ data: some Collection<UInt8>) -> Bool {
         data.starts(with: magic)
     }
 
     public var encoded: [UInt8] {
+        var bytes = signedPart
+        if isSigned, let signature { bytes += signature }
+        return bytes
+    }
+
+    /// The magic, kind, flags and header: the associated data of a sealed payload, so a payload
+    /// moved under another header does not open.
+    var associatedData: [UInt8] {
+        var writer = ByteWriter()
+        writer.raw(Self.magic)
+        writer.byte(kind.rawValue)
+        writer.byte(flags)
+        let header = headerBytes
+        writer.varint(header.count)
+        writer.raw(header)
+        return writer.bytes
+    }
+
+    private var headerBytes: [UInt8] {
         var headerBytes = ByteWriter()
         headerBytes.raw(UUIDText.bytes(header.container))
         headerBytes.raw(UUIDText.bytes(header.document))
@@ -86,12 +118,13 @@ public struct ContainerEnvelope: Sendable, Hashable {
         headerBytes.varint(header.place)
         headerBytes.varint(header.writtenAt)
         headerBytes.raw(header.fingerprint.prefix(8) + Array(repeating: 0, count: max(0, 8 - header.fingerprint.count)))
+        return headerBytes.bytes
+    }
+
+    /// Every byte a signature covers: the file without its signature.
+    var signedPart: [UInt8] {
         var writer = ByteWriter()
-        writer.raw(Self.magic)
-        writer.byte(kind.rawValue)
-        writer.byte(flags)
-        writer.varint(headerBytes.bytes.count)
-        writer.raw(headerBytes.bytes)
+        writer.raw(associatedData)
         writer.varint(payload.count)
         writer.raw(payload)
         return writer.bytes
@@ -121,6 +154,10 @@ public struct ContainerEnvelope: Sendable, Hashable {
             try headerReader.finish()
             let payloadLength = try reader.count(maximum: maximumPayload)
             let payload = Array(try reader.raw(count: payloadLength))
+            if flags & Self.signedFlag != 0 {
+                self.signedLength = reader.offset
+                self.signature = Array(try reader.raw(count: Self.signatureLength))
+            }
             try reader.finish()
             self.kind = kind
             self.flags = flags

@@ -83,8 +83,14 @@ public struct DeviceRecord: Codable, Sendable, Hashable {
     /// The newest container format the device's build reads (absent: 1, a build before
     /// format 2). `container upgrade` waits until every device reads the new format.
     public var reads: Int?
+    /// The device's Ed25519 public key and its fingerprint (absent: a build before signing).
+    /// In a signed container, an entry whose key no admission lists is a request to join.
+    public var key: Data?
+    public var fingerprint: String?
 
-    public init(device: DeviceIdentity, updatedAt: Date, applied: [DocumentID: [DeviceID: UInt64]]) {
+    public init(device: DeviceIdentity, updatedAt: Date, applied: [DocumentID: [DeviceID: UInt64]], key: [UInt8]? = nil) {
+        self.key = key.map { Data($0) }
+        self.fingerprint = key.map { KeyFingerprint(publicKey: $0).description }
         self.format = Container.recordFormat
         self.device = device.id
         self.name = device.name

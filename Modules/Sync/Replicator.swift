@@ -50,22 +50,22 @@ public struct Replicator: Sendable {
     public func commit(
         document: DocumentID, to store: any DocumentStore, ship: Bool, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
-        try Self.commit(document: document, device: device, format: format, now: now, to: store, ship: ship, makeChanges)
+        try Self.commit(document: document, device: device, format: format, keys: container.keys, now: now, to: store, ship: ship, makeChanges)
     }
 
     /// Commits local changes without a container (a local document, or a cloud one whose
     /// container is away): the same transaction as ``commit(document:to:ship:_:)``, which keeps
     /// the log in the outbox when `ship` is set.
     public static func commit(
-        document: DocumentID, device: DeviceIdentity, format: LogFormat, now: @Sendable () -> Date, to store: any DocumentStore, ship: Bool,
-        _ makeChanges: (ObjectGraph) throws -> [Change]
+        document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
+        to store: any DocumentStore, ship: Bool, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
         let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         let committedAt = now()
         return try store.write { contents in
             try stage(
-                try makeChanges(contents.graph), document: document, device: device, format: format, wall: wall, committedAt: committedAt,
-                ship: ship, in: &contents)
+                try makeChanges(contents.graph), document: document, device: device, format: format, keys: keys, wall: wall,
+                committedAt: committedAt, ship: ship, in: &contents)
         }
     }
 
@@ -76,8 +76,8 @@ public struct Replicator: Sendable {
     /// In `format` 2 a new value of a text attribute becomes operations on its sequence (a
     /// minimal diff from the text this device has), so concurrent edits merge.
     public static func stage(
-        _ changes: [Change], document: DocumentID, device: DeviceIdentity, format: LogFormat, wall: UInt64, committedAt: Date, ship: Bool,
-        in contents: inout StoreContents
+        _ changes: [Change], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
+        committedAt: Date, ship: Bool, in contents: inout StoreContents
     ) throws -> LocalCommit {
         var logged = TransactionLog.logged(changes, in: contents.graph)
         if format.version >= 2 {
@@ -87,7 +87,9 @@ public struct Replicator: Sendable {
             salt.mix(wall)
             logged = try textOperations(logged, by: Agent(device.id), salt: salt, in: contents)
         }
-        return try stage(logged: logged, document: document, device: device, format: format, wall: wall, committedAt: committedAt, ship: ship, in: &contents)
+        return try stage(
+            logged: logged, document: document, device: device, format: format, keys: keys, wall: wall, committedAt: committedAt, ship: ship,
+            in: &contents)
     }
 
     /// ``stage(_:document:device:format:wall:committedAt:ship:in:)`` for changes already in
@@ -96,8 +98,8 @@ public struct Replicator: Sendable {
     /// `keeping` stamps the changes with a stamp made before (wall and counter, this device):
     /// saves moved to a new device identity keep their place among everyone's edits.
     public static func stage(
-        logged: [LoggedChange], document: DocumentID, device: DeviceIdentity, format: LogFormat, wall: UInt64, committedAt: Date,
-        ship: Bool, keeping earlier: Stamp? = nil, in contents: inout StoreContents
+        logged: [LoggedChange], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
+        committedAt: Date, ship: Bool, keeping earlier: Stamp? = nil, in contents: inout StoreContents
     ) throws -> LocalCommit {
         let stamp: Stamp
         if let earlier {
@@ -119,7 +121,8 @@ public struct Replicator: Sendable {
         contents.sync.applied[device.id] = sequence
         // A device never writes a log its peers would refuse: checked before anything is
         // committed (the transaction rolls back with the throw).
-        let data = try log.encoded(container: format.container)
+        let data = format.version >= 2 ? Data(try keys.map { try $0.seal(log.envelope(container: format.container)) } ?? log.envelope(container: format.container).encoded)
+            : try log.encoded()
         guard data.count <= TransactionLog.maximumFileSize else {
             throw SyncError(.saveRefused, path: document.description, detail: "its log would be \(data.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
         }
@@ -167,8 +170,9 @@ public struct Replicator: Sendable {
         let outbox = try store.read().sync.outbox
         guard !outbox.isEmpty else { return [] }
         try container.checkAvailable()
+        let resealed = try resealed(outbox, in: store)
         var written: [URL] = []
-        for (sequence, data) in outbox.sorted(by: { $0.key < $1.key }) {
+        for (sequence, data) in resealed.sorted(by: { $0.key < $1.key }) {
             let url = try container.writeLog(data, document: document, device: device.id, sequence: sequence)
             // The slot must now hold exactly this log. Anything else there — a file too big to be
             // a log, another log of this sequence (a copy of this device's root, or a restored
@@ -191,6 +195,30 @@ public struct Replicator: Sendable {
             for sequence in sent { contents.sync.outbox[sequence] = nil }
         }
         return written
+    }
+
+    /// Logs saved before the container was signed (or encrypted), or while this device did
+    /// not know it was, signed now and kept so in the outbox before they are shipped: a retry
+    /// after a crash then writes the same bytes.
+    private func resealed(_ outbox: [UInt64: Data], in store: any DocumentStore) throws -> [UInt64: Data] {
+        guard let policy = container.keys?.policy, policy.isSigned else { return outbox }
+        var changed: [UInt64: Data] = [:]
+        for (sequence, data) in outbox where ContainerEnvelope.isEnvelope(data) {
+            let envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: TransactionLog.maximumFileSize)
+            // Sealed already, or signed for this container where nothing asks for sealing: kept.
+            if envelope.isEncrypted || (envelope.isSigned && envelope.header.container == policy.root?.container && policy.encryption == nil) {
+                continue
+            }
+            var plain = envelope
+            plain.flags = 0
+            plain.signature = nil
+            changed[sequence] = Data(try container.seal(plain))
+        }
+        guard !changed.isEmpty else { return outbox }
+        try store.write(durable: true) { contents in
+            for (sequence, data) in changed where contents.sync.outbox[sequence] != nil { contents.sync.outbox[sequence] = data }
+        }
+        return outbox.merging(changed) { $1 }
     }
 
     /// Makes a document visible to peers: its info file, and (for a document that already has
@@ -503,7 +531,8 @@ public struct Replicator: Sendable {
         // wrote): reading a registry of 10,000 documents back to compare cost more than writing.
         let url = container.deviceRecordURL(device.id)
         try container.writeJSON(
-            DeviceRecord(device: device, updatedAt: now(), applied: applied), to: url, limit: Container.maximumRegistrySize)
+            DeviceRecord(device: device, updatedAt: now(), applied: applied, key: try? container.keys?.signingKey().publicKey), to: url,
+            limit: Container.maximumRegistrySize)
     }
 }
 

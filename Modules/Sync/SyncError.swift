@@ -13,6 +13,14 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case writeFailed
         /// A save that no peer would accept (too large, past the last sequence): not committed.
         case saveRefused
+        /// The device's signing key cannot be read, made or used.
+        case keyUnusable
+        /// The container is signed and this device is not admitted, or encrypted and this device
+        /// does not hold its key: it cannot write anything its peers accept.
+        case notAdmitted
+        /// The container is encrypted and this device does not hold the key, or the passphrase
+        /// given is not the container's.
+        case locked
     }
 
     public let kind: Kind
@@ -36,6 +44,9 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
         case .malformedFile: what = "malformed file, quarantined"
         case .writeFailed: what = "cannot write into the container"
         case .saveRefused: what = "save refused, nothing was changed"
+        case .keyUnusable: what = "device key unusable"
+        case .notAdmitted: what = "this device is not admitted to the container"
+        case .locked: what = "container is encrypted"
         }
         return detail.isEmpty ? "\(path): \(what)" : "\(path): \(what): \(detail)"
     }

@@ -17,9 +17,12 @@ import Text
 extension TransactionLog {
     static let maximumNameLength = 4096
 
-    /// The log as a format 2 file (the envelope around the binary payload).
+    /// The log as a format 2 file (the envelope around the binary payload), unsigned.
     /// `container`: the identity of the container it is written for (zeros when unknown).
-    public func binaryEncoded(container: UUID?) -> Data {
+    public func binaryEncoded(container: UUID?) -> Data { Data(envelope(container: container).encoded) }
+
+    /// The envelope around the log's binary payload, to be signed by ``Container/seal(_:)``.
+    public func envelope(container: UUID?) -> ContainerEnvelope {
         var writer = ByteWriter()
         writer.varint(stamp.wall)
         writer.varint(UInt64(stamp.counter))
@@ -58,7 +61,7 @@ extension TransactionLog {
         let header = ContainerEnvelope.Header(
             container: container ?? ContainerEnvelope.zero, document: document.uuid, writer: device.uuid, place: sequence,
             writtenAt: UInt64(clamping: committedAt.clampedMilliseconds))
-        return Data(ContainerEnvelope(kind: .log, header: header, payload: writer.bytes).encoded)
+        return ContainerEnvelope(kind: .log, header: header, payload: writer.bytes)
     }
 
     /// Reads a format 2 log file and checks its header against where it lies.
@@ -67,6 +70,14 @@ extension TransactionLog {
     ) throws(LogDecodingError) -> TransactionLog {
         let envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: maximumFileSize)
         try envelope.check(kind: .log, refusing: refusing, document: document.uuid, writer: device.uuid, place: sequence)
+        guard !envelope.isEncrypted else { throw LogDecodingError(reason: "encrypted; read it through its container, which holds the key") }
+        return try decoded(envelope, document: document, device: device, sequence: sequence)
+    }
+
+    /// The log in an envelope already checked (and opened) by its container.
+    static func decoded(
+        _ envelope: ContainerEnvelope, document: DocumentID, device: DeviceID, sequence: UInt64
+    ) throws(LogDecodingError) -> TransactionLog {
         var reader = ByteReader(envelope.payload)
         do {
             let wall = try reader.varint()

@@ -1,0 +1,361 @@
+import _CryptoExtras
+import Crypto
+import FileIO
+import Foundation
+import Model
+
+// Who may write into a signed container (Docs/SECURITY.md):
+//
+//   identity/signing.<device>          the signing record: the root device and its key (self-signed)
+//   identity/admitted.<device>.<n>     admission records: devices admitted and removed (signed)
+//   identity/encryption.<device>       an encrypted container's key derivation (signed)
+//
+// The root is admitted by the signing record; every other device by an admission record signed
+// by an admitted device. A device removed stops being trusted beyond what the removal lists.
+
+/// The payload of `identity/signing.<device>`: the container is signed from now on, with
+/// `device`'s key as the root of its admissions.
+struct SigningRecord: Codable, Sendable {
+    var format = 1
+    var container: UUID
+    var device: DeviceID
+    var key: Data
+    var signedAt: Date
+}
+
+/// The payload of `identity/admitted.<device>.<n>`.
+struct AdmissionRecord: Codable, Sendable {
+    var format = 1
+    var admit: [AdmittedDevice]
+    var remove: [Removal]
+}
+
+/// A device that asks to join a signed container: its registry entry, signed by its own key,
+/// whose key no admission record lists yet.
+public struct JoinRequest: Sendable, Hashable {
+    public var device: DeviceID
+    public var name: String
+    public var model: String
+    public var key: Data
+    public var fingerprint: KeyFingerprint { KeyFingerprint(publicKey: key) }
+}
+
+/// What the container's trust records say, for `multidoc device list` and `container status`.
+public struct TrustSummary: Sendable {
+    public var policy: ContainerPolicy
+    public var requests: [JoinRequest]
+    /// Trust records that were not taken (forged, damaged, from a device not admitted).
+    public var problems: [QuarantinedFile]
+}
+
+extension Container {
+    static let signingPrefix = "signing."
+    static let admissionPrefix = "admitted."
+    static let encryptionPrefix = "encryption."
+
+    // MARK: Loading
+
+    /// Reads the signing, admission and encryption records of container `id` and sets the
+    /// policy ``keys`` holds. `remembered`: the root this device trusted before (it wins over
+    /// whatever signing records the container holds now). Returns the root in force (nil: the
+    /// container is unsigned) and the records not taken.
+    @discardableResult
+    public func loadTrust(container id: UUID, remembered: SigningRoot?) -> (root: SigningRoot?, problems: [QuarantinedFile]) {
+        var problems: [QuarantinedFile] = []
+        let names = listNames(identityDirectory)
+        var candidates: [(root: SigningRoot, at: Date)] = []
+        for name in names where name.hasPrefix(Self.signingPrefix) {
+            let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
+            do {
+                let (envelope, data) = try readEnvelope(url, kind: .identity)
+                let record = try Self.decodeJSON(SigningRecord.self, from: Data(envelope.payload))
+                guard record.container == id, envelope.header.container == id else { continue }
+                guard name == Self.signingPrefix + record.device.description, DeviceID(envelope.header.writer) == record.device else {
+                    throw LogDecodingError(reason: "names device \(record.device) but lies under another name")
+                }
+                try Self.verify(envelope, data, key: record.key)
+                candidates.append((SigningRoot(container: id, device: record.device, key: record.key), record.signedAt))
+            } catch {
+                problems.append(QuarantinedFile(url: url, reason: "signing record not taken: \(Self.summarize(error))"))
+            }
+        }
+        let earliest = candidates.min { ($0.at, KeyFingerprint(publicKey: $0.root.key)) < ($1.at, KeyFingerprint(publicKey: $1.root.key)) }
+        guard let root = remembered?.container == id ? remembered : earliest?.root else {
+            keys?.setPolicy(ContainerPolicy())
+            return (nil, problems)
+        }
+        var policy = ContainerPolicy(root: root)
+        let admissions = admissionEntries(names, problems: &problems)
+        (policy.admitted, policy.removed) = Self.admitted(root: root, entries: admissions, problems: &problems)
+        keys?.setPolicy(policy)
+        // Encryption: the earliest record signed by an admitted device.
+        var encryption: EncryptionParameters?
+        for name in names where name.hasPrefix(Self.encryptionPrefix) {
+            let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
+            do {
+                let data = try readFile(url, limit: Self.maximumRecordSize)
+                let envelope = try open(Array(data), kind: .identity, document: ContainerEnvelope.zero,
+                                        writer: DeviceID(String(name.dropFirst(Self.encryptionPrefix.count))), place: nil, maximumPayload: data.count)
+                let parameters = try Self.decodeJSON(EncryptionParameters.self, from: Data(envelope.payload))
+                guard parameters.container == id else { continue }
+                if encryption.map({ parameters.since < $0.since }) ?? true { encryption = parameters }
+            } catch {
+                problems.append(QuarantinedFile(url: url, reason: "encryption record not taken: \(Self.summarize(error))"))
+            }
+        }
+        policy.encryption = encryption
+        keys?.setPolicy(policy)
+        return (root, problems)
+    }
+
+    /// One admission record as read: its writer, number, content and bytes (checked later,
+    /// against the keys admitted so far).
+    struct AdmissionEntry {
+        var writer: DeviceID
+        var number: UInt64
+        var record: AdmissionRecord
+        var envelope: ContainerEnvelope
+        var data: Data
+    }
+
+    private func admissionEntries(_ names: [String], problems: inout [QuarantinedFile]) -> [AdmissionEntry] {
+        names.filter { $0.hasPrefix(Self.admissionPrefix) }.compactMap { name in
+            let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
+            do {
+                guard let place = filePlace(of: url), let writer = place.writer, let number = place.place else {
+                    throw LogDecodingError(reason: "not named admitted.<device>.<number>")
+                }
+                let (envelope, data) = try readEnvelope(url, kind: .admission)
+                guard DeviceID(envelope.header.writer) == writer, envelope.header.place == number else {
+                    throw LogDecodingError(reason: "its header names another device or number than its name")
+                }
+                let record = try Self.decodeJSON(AdmissionRecord.self, from: Data(envelope.payload))
+                return AdmissionEntry(writer: writer, number: number, record: record, envelope: envelope, data: data)
+            } catch {
+                problems.append(QuarantinedFile(url: url, reason: "admission record not taken: \(Self.summarize(error))"))
+                return nil
+            }
+        }.sorted { ($0.writer, $0.number) < ($1.writer, $1.number) }
+    }
+
+    /// The admitted and removed devices: starting from the root, every record signed by a
+    /// device admitted so far (within its removal's cap, if removed) adds its admissions; then
+    /// removals cap their devices' records, and the whole is done again until nothing changes.
+    static func admitted(
+        root: SigningRoot, entries: [AdmissionEntry], problems: inout [QuarantinedFile]
+    ) -> (admitted: [DeviceID: AdmittedDevice], removed: [DeviceID: Removal]) {
+        var caps: [DeviceID: UInt64] = [:]
+        var admitted: [DeviceID: AdmittedDevice] = [:]
+        var removed: [DeviceID: Removal] = [:]
+        var valid: [Bool] = []
+        for _ in 0...entries.count {
+            admitted = [root.device: AdmittedDevice(device: root.device, key: root.key)]
+            valid = Array(repeating: false, count: entries.count)
+            var grew = true
+            while grew {
+                grew = false
+                for (index, entry) in entries.enumerated() where !valid[index] {
+                    guard let signer = admitted[entry.writer], caps[entry.writer].map({ entry.number <= $0 }) ?? true,
+                          (try? verify(entry.envelope, entry.data, key: signer.key)) != nil else { continue }
+                    valid[index] = true
+                    grew = true
+                    for device in entry.record.admit where admitted[device.device] == nil { admitted[device.device] = device }
+                }
+            }
+            removed = [:]
+            for (index, entry) in entries.enumerated() where valid[index] {
+                for removal in entry.record.remove where admitted[removal.device]?.key == removal.key && removed[removal.device] == nil {
+                    removed[removal.device] = removal
+                }
+            }
+            let newCaps = removed.mapValues(\.admissions)
+            if newCaps == caps { break }
+            caps = newCaps
+        }
+        for (index, entry) in entries.enumerated() where !valid[index] {
+            problems.append(QuarantinedFile(url: URL(fileURLWithPath: "identity/admitted.\(entry.writer).\(entry.number)"),
+                                            reason: "admission record not taken: signed by device \(entry.writer), which is not admitted (or was removed before it)"))
+        }
+        for device in removed.keys { admitted[device] = nil }
+        return (admitted, removed)
+    }
+
+    /// Reads an envelope of `kind` without checking its signature (the caller knows the key).
+    private func readEnvelope(_ url: URL, kind: ContainerEnvelope.Kind) throws -> (ContainerEnvelope, Data) {
+        let data = try readFile(url, limit: Self.maximumRecordSize)
+        let envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: data.count)
+        guard envelope.kind == kind else { throw LogDecodingError(reason: "is a \(envelope.kind.name) file where a \(kind.name) belongs") }
+        return (envelope, data)
+    }
+
+    static func verify(_ envelope: ContainerEnvelope, _ data: Data, key: Data) throws(LogDecodingError) {
+        guard envelope.isSigned, let signature = envelope.signature, let length = envelope.signedLength else {
+            throw LogDecodingError(reason: "unsigned")
+        }
+        guard KeyFingerprint(publicKey: key).bytes == envelope.header.fingerprint,
+              DeviceKey.isValid(signature: signature, of: data.prefix(length), publicKey: Array(key)) else {
+            throw LogDecodingError(reason: "bad signature (claimed writer \(DeviceID(envelope.header.writer)))")
+        }
+    }
+
+    // MARK: Join requests
+
+    /// Devices whose registry entry carries a key no admission lists: they ask to join. Each
+    /// entry must be signed by the key it carries.
+    public func joinRequests() -> [JoinRequest] {
+        guard let keys, let root = keys.policy.root else { return [] }
+        let policy = keys.policy
+        return listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap { name -> JoinRequest? in
+            let url = devicesDirectory.appendingPathComponent(name, isDirectory: false)
+            guard let device = DeviceID(String(name.dropLast(5))), policy.admitted[device] == nil, policy.removed[device] == nil,
+                  let data = try? readFile(url, limit: Self.maximumRegistrySize),
+                  var envelope = try? ContainerEnvelope(decoding: Array(data), maximumPayload: data.count),
+                  envelope.kind == .registry, DeviceID(envelope.header.writer) == device, envelope.header.container == root.container
+            else { return nil }
+            if envelope.isEncrypted {
+                guard let sealing = keys.sealingKey(for: root.container), let box = try? ChaChaPoly.SealedBox(combined: envelope.payload),
+                      let opened = try? ChaChaPoly.open(box, using: sealing, authenticating: envelope.associatedData) else { return nil }
+                envelope.payload = Array(opened)
+            }
+            guard let record = try? Self.decodeJSON(DeviceRecord.self, from: Data(envelope.payload)), record.device == device,
+                  let key = record.key, (try? Self.verify(envelope, data, key: key)) != nil else { return nil }
+            return JoinRequest(device: device, name: record.name, model: record.model, key: key)
+        }
+    }
+
+    /// The policy, the join requests and the trust records not taken (`device list`).
+    public func trustSummary() -> TrustSummary {
+        let policy = keys?.policy ?? ContainerPolicy()
+        var problems: [QuarantinedFile] = []
+        if let root = policy.root { problems = loadTrust(container: root.container, remembered: root).problems }
+        return TrustSummary(policy: keys?.policy ?? policy, requests: joinRequests(), problems: problems)
+    }
+
+    // MARK: Writing trust records
+
+    /// Signs container `id` with this device's key as its root (`container upgrade --sign`).
+    /// Returns the root in force: this device's, or the one already there.
+    public func sign(container id: UUID, now: Date) throws(SyncError) -> SigningRoot {
+        if let root = keys?.policy.root, root.container == id { return root }
+        if let existing = loadTrust(container: id, remembered: nil).root { return existing }
+        guard let keys else { throw SyncError(.keyUnusable, path: root.path, detail: "no device key") }
+        let key = try keys.signingKey()
+        let record = SigningRecord(container: id, device: keys.device, key: Data(key.publicKey), signedAt: now)
+        let url = identityDirectory.appendingPathComponent(Self.signingPrefix + keys.device.description, isDirectory: false)
+        var envelope = ContainerEnvelope(
+            kind: .identity,
+            header: .init(container: id, document: ContainerEnvelope.zero, writer: keys.device.uuid, place: 0,
+                          writtenAt: UInt64(clamping: now.clampedMilliseconds), fingerprint: key.fingerprint.bytes),
+            payload: Array(Self.encodeJSON(record)))
+        envelope.flags = ContainerEnvelope.signedFlag
+        envelope.signature = try key.signature(for: envelope.signedPart)
+        try writeRaw(Data(envelope.encoded), to: url)
+        let root = SigningRoot(container: id, device: keys.device, key: Data(key.publicKey))
+        loadTrust(container: id, remembered: root)
+        return root
+    }
+
+    /// Writes an admission record admitting `admit` and removing `remove`.
+    /// - Throws: ``SyncError`` when this device is not admitted itself, or cannot write.
+    public func writeAdmission(admit: [AdmittedDevice], remove: [Removal]) throws(SyncError) {
+        guard let keys, keys.policy.root != nil else {
+            throw SyncError(.notAdmitted, path: root.path, detail: "the container is not signed; run `multidoc container upgrade --sign` first")
+        }
+        guard keys.policy.admitted[keys.device] != nil else {
+            throw SyncError(.notAdmitted, path: root.path, detail: "only an admitted device admits or removes others")
+        }
+        let numbers = listNames(identityDirectory).compactMap { name -> UInt64? in
+            let prefix = "\(Self.admissionPrefix)\(keys.device)."
+            return name.hasPrefix(prefix) ? UInt64(name.dropFirst(prefix.count)) : nil
+        }
+        let number = (numbers.max() ?? 0) + 1
+        let url = identityDirectory.appendingPathComponent("\(Self.admissionPrefix)\(keys.device).\(number)", isDirectory: false)
+        guard let sealed = try sealRecord(Self.encodeJSON(AdmissionRecord(admit: admit, remove: remove)), at: url, place: number) else {
+            throw SyncError(.notAdmitted, path: root.path, detail: "the container is not signed")
+        }
+        try writeRaw(Data(sealed), to: url)
+        if let root = keys.policy.root { loadTrust(container: root.container, remembered: root) }
+    }
+
+    /// Encrypts the container from now on with a key derived from `passphrase`, and keeps the
+    /// key on this device. The container must be signed (encryption without signatures would
+    /// not say who wrote what).
+    public func encrypt(passphrase: String, now: Date, costLog2: Int = 15) throws(SyncError) -> EncryptionParameters {
+        guard let keys, let root = keys.policy.root else {
+            throw SyncError(.notAdmitted, path: self.root.path, detail: "the container is not signed; encryption needs `--sign` too")
+        }
+        if let existing = keys.policy.encryption {
+            _ = try unlock(passphrase: passphrase)
+            return existing
+        }
+        let salt = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let key = try Self.deriveKey(passphrase: passphrase, salt: salt, costLog2: costLog2, blockSize: 8, parallelism: 1)
+        let check: Data
+        do {
+            check = try ChaChaPoly.seal(Data(Self.checkText.utf8), using: key, authenticating: Data(UUIDText.bytes(root.container))).combined
+        } catch {
+            throw SyncError(.writeFailed, path: self.root.path, detail: "sealing failed: \(error)")
+        }
+        let parameters = EncryptionParameters(
+            container: root.container, salt: salt, costLog2: costLog2, blockSize: 8, parallelism: 1, check: check, since: now)
+        try keys.remember(key, for: root.container)
+        let url = identityDirectory.appendingPathComponent(Self.encryptionPrefix + keys.device.description, isDirectory: false)
+        guard let sealed = try sealRecord(Self.encodeJSON(parameters), at: url) else {
+            throw SyncError(.notAdmitted, path: self.root.path, detail: "the container is not signed")
+        }
+        try writeRaw(Data(sealed), to: url)
+        loadTrust(container: root.container, remembered: root)
+        return parameters
+    }
+
+    /// Derives the container key from `passphrase` and keeps it when it is the container's.
+    /// - Throws: ``SyncError/Kind/locked`` for a wrong passphrase, with nothing kept.
+    public func unlock(passphrase: String) throws(SyncError) -> Bool {
+        guard let keys, let parameters = keys.policy.encryption else { return false }
+        let key = try Self.deriveKey(
+            passphrase: passphrase, salt: parameters.salt, costLog2: parameters.costLog2, blockSize: parameters.blockSize,
+            parallelism: parameters.parallelism)
+        guard let box = try? ChaChaPoly.SealedBox(combined: parameters.check),
+              let opened = try? ChaChaPoly.open(box, using: key, authenticating: Data(UUIDText.bytes(parameters.container))),
+              opened == Data(Self.checkText.utf8)
+        else {
+            throw SyncError(.locked, path: root.path, detail: "wrong passphrase: it does not open the container's key check; nothing was changed")
+        }
+        try keys.remember(key, for: parameters.container)
+        return true
+    }
+
+    static let checkText = "multidoc container key check"
+
+    static func deriveKey(passphrase: String, salt: Data, costLog2: Int, blockSize: Int, parallelism: Int) throws(SyncError) -> SymmetricKey {
+        guard (10...20).contains(costLog2), (1...16).contains(blockSize), (1...4).contains(parallelism), salt.count >= 8 else {
+            throw SyncError(.malformedFile, path: "identity/encryption", detail: "key derivation parameters out of range (cost 2^\(costLog2), r \(blockSize), p \(parallelism))")
+        }
+        do {
+            return try KDF.Scrypt.deriveKey(
+                from: Data(passphrase.utf8), salt: salt, outputByteCount: 32, rounds: 1 << costLog2, blockSize: blockSize,
+                parallelism: parallelism)
+        } catch {
+            throw SyncError(.locked, path: "identity/encryption", detail: "key derivation failed: \(error)")
+        }
+    }
+
+    static func encodeJSON(_ value: some Encodable) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        return (try? encoder.encode(value)) ?? Data()
+    }
+
+    /// Writes finished bytes atomically (a trust record).
+    func writeRaw(_ data: Data, to url: URL) throws(SyncError) {
+        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        do {
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent())
+            try AtomicFile.write(data, to: url)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: error.description)
+        }
+        didChangeFile(url)
+    }
+}
