@@ -22,6 +22,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable, Comparable {
     case busy = 12
     case badSetting = 13
     case saveRefused = 14
+    case trust = 15
     case usage = 64
 
     /// A few words on what the code means, for help texts.
@@ -42,6 +43,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable, Comparable {
         case .busy: "busy"
         case .badSetting: "bad setting"
         case .saveRefused: "save refused"
+        case .trust: "not admitted, wrong passphrase or unknown device"
         case .usage: "bad usage"
         }
     }
@@ -108,6 +110,7 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
         case .notInCloud, .alreadyInCloud: .wrongLocation
         case .busy: .busy
         case .saveRefused: .saveRefused
+        case .trust: .trust
         }
     }
 }

@@ -8,6 +8,8 @@ import Storage
 ///
 /// ```
 /// <root>/device.json                       DeviceFile (UUID, model, remembered container)
+/// <root>/device.key                        the device's Ed25519 signing key (0600; never in the container)
+/// <root>/container.key                     keys of encrypted containers this device unlocked (0600)
 /// <root>/settings.json                     Settings
 /// <root>/Documents/<uuid>/document.json    LocalDocumentRecord
 /// <root>/Documents/<uuid>/<name>/store.*   the document's store (UUID precedes the name, seed 000)
@@ -25,6 +27,8 @@ public struct DeviceRoot: Sendable {
 
     public var documentsDirectory: URL { url.appendingPathComponent("Documents", isDirectory: false) }
     public var deviceFileURL: URL { url.appendingPathComponent("device.json", isDirectory: false) }
+    public var deviceKeyURL: URL { url.appendingPathComponent("device.key", isDirectory: false) }
+    public var containerKeyURL: URL { url.appendingPathComponent("container.key", isDirectory: false) }
     public var latenciesURL: URL { url.appendingPathComponent("latencies.jsonl", isDirectory: false) }
     /// The catalog of records and quiet documents (a cache: deleting it costs one slower pass).
     public var catalogURL: URL { url.appendingPathComponent("catalog", isDirectory: false) }
@@ -130,6 +134,12 @@ public struct DeviceFile: Codable, Sendable, Equatable {
     public var containerID: UUID?
     /// That container's format (absent: 1, as in files written before format 2).
     public var containerFormat: Int?
+    /// The signing root this device trusts for that container (absent: unsigned, as far as it
+    /// knows). Remembered the first time it sees the container signed; never replaced by what
+    /// the container says later.
+    public var signingRoot: SigningRoot?
+    /// What this device last re-sealed its own files for: 1 signed, 2 encrypted (absent: never).
+    public var resealed: Int?
 
     /// What this device writes while it cannot look at the container: what it last saw there.
     public var logFormat: LogFormat {

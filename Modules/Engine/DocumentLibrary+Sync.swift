@@ -389,7 +389,7 @@ extension DocumentLibrary {
         return false
     }
 
-    private func quarantine(_ file: QuarantinedFile, in report: inout SyncReport) {
+    func quarantine(_ file: QuarantinedFile, in report: inout SyncReport) {
         guard !report.quarantined.contains(file) else { return }
         report.quarantined.append(file)
         emit(.quarantined(file.description))
@@ -638,6 +638,9 @@ extension DocumentLibrary {
     /// Sync's; what to do with local records is decided here.
     private func checkIdentity(_ container: Container, report: inout SyncReport) async throws -> Bool {
         var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
+        // The trust this device remembers comes first: in a signed container, an unsigned
+        // identity file cannot take the election.
+        if let signingRoot = device.signingRoot { container.loadTrust(container: signingRoot.container, remembered: signingRoot) }
         let outcome: (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>)
         do {
             outcome = try container.checkIdentity(
@@ -651,12 +654,13 @@ extension DocumentLibrary {
         containersInForce = outcome.inForce
         replicator?.refusedContainers = outcome.replaced
         switch outcome.check {
-        case .agreed(_, let remember, let format):
+        case .agreed(let current, let remember, let format):
             if let remember { device.containerID = remember }
             if remember != nil || (device.containerFormat ?? 1) != format {
                 device.containerFormat = format
                 try root.saveDevice(device)
             }
+            try checkTrust(container, current: current, report: &report)
             return true
         case .changed(let remembered, let found, let error):
             let message = error.description

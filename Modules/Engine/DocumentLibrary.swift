@@ -58,7 +58,7 @@ public actor DocumentLibrary {
     /// (their logs wait in the outbox).
     var cloud: Replicator? { containerRefusal == nil ? replicator : nil }
     var logger: Logger
-    private let handler: DocumentHandler
+    let handler: DocumentHandler
     private var subscribers: [UUID: AsyncStream<LibraryEvent>.Continuation] = [:]
     /// Problems found when opening documents, by document.
     var problems: [DocumentID: String] = [:]
@@ -100,15 +100,20 @@ public actor DocumentLibrary {
     /// When every record file was last checked (see ``allRecords(reusingRecentCheck:)``).
     var recordsChecked: ContinuousClock.Instant?
     var shippedStamps: [DocumentID: [FileStamp]] = [:]
+    /// The device's signing key and the container's policy as last read (signed, admitted
+    /// devices, encrypted): every save is sealed by it, every file read checked.
+    let keys: ContainerKeys
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
         self.settings = configuration.settings
         self.root = configuration.root
         self.logger = configuration.logger
+        keys = ContainerKeys(device: configuration.identity.id, keyURL: configuration.root.deviceKeyURL, containerKeyURL: configuration.root.containerKeyURL)
+        if let root = configuration.root.savedDevice()?.signingRoot { keys.setPolicy(ContainerPolicy(root: root)) }
         if let container = configuration.container {
             replicator = Replicator(
-                container: Container(root: container, writeObserver: configuration.containerObserver),
+                container: Container(root: container, writeObserver: configuration.containerObserver, keys: keys),
                 device: configuration.identity, now: configuration.now)
         } else {
             replicator = nil
@@ -495,7 +500,7 @@ public actor DocumentLibrary {
         let committed: LocalCommit
         do {
             committed = try Replicator.commit(
-                document: id, device: identity, format: format, now: configuration.now, to: document.store,
+                document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
                 ship: ship, makeChanges)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)

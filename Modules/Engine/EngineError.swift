@@ -27,6 +27,9 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     case saveRefused(document: String, detail: String)
     /// A history point (`show --at`, `revert --to`) the document's history does not hold.
     case notInHistory(String, String)
+    /// Admission, removal, signing or the container key: refused (not admitted, a wrong
+    /// passphrase, no such device asking to join).
+    case trust(String)
 
     public var description: String {
         switch self {
@@ -54,6 +57,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         case .busy(let detail): detail
         case .saveRefused(let document, let detail): "document \(document): save refused, nothing was changed: \(detail)"
         case .notInHistory(let document, let detail): "document \(document): \(detail)"
+        case .trust(let detail): detail
         }
     }
 

@@ -150,6 +150,10 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     /// where its folder belongs): they wait in its outbox and are shipped by a later pass, but
     /// no peer has them yet.
     case unshipped(name: String, detail: String)
+    /// The container is signed and this device is not admitted: its saves wait.
+    case notAdmitted(String)
+    /// The container is encrypted and this device does not hold its key.
+    case locked(String)
 
     public var description: String {
         switch self {
@@ -167,6 +171,7 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
             "\(name) waits: \(wait)" + (wait.since.map { " (since \(Self.utc($0)))" } ?? "")
                 + "; that device's later saves of it wait too. Run 'multidoc sync' on device \(wait.waitsFor); if the log was lost, check 'multidoc container verify'"
         case .unshipped(let name, let detail): "\(name): saves not shipped, kept in its outbox: \(detail)"
+        case .notAdmitted(let detail), .locked(let detail): detail
         }
     }
 }

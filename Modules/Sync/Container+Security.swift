@@ -198,3 +198,50 @@ extension Container {
         }
     }
 }
+
+extension Container {
+    /// Signs (and, in an encrypted container, seals) every file `device` wrote that is not yet
+    /// so: done once when a device first sees its container signed or encrypted. Logs keep
+    /// their content and name (importing one twice changes nothing), so peers that applied the
+    /// unsigned file lose nothing, and peers that did not can now accept it; in an encrypted
+    /// container the cleartext copies are gone. Returns how many files were re-sealed and the
+    /// ones that could not be.
+    public func resealOwnFiles(device: DeviceID) -> (resealed: Int, problems: [QuarantinedFile]) {
+        guard let keys, let root = keys.policy.root else { return (0, []) }
+        let encrypted = keys.policy.encryption != nil
+        var urls = [deviceRecordURL(device)]
+        urls += listNames(tombstonesDirectory).filter { $0.hasSuffix(".\(device).json") }.map { tombstonesDirectory.appendingPathComponent($0, isDirectory: false) }
+        for id in documentIDs() {
+            urls.append(infoURL(id, device: device))
+            urls += listNames(baselinesDirectory(id)).filter { $0.hasPrefix("\(device)-") }.map { baselinesDirectory(id).appendingPathComponent($0, isDirectory: false) }
+            urls += logSequences(id, device: device).map { logURL(id, device: device, sequence: $0) }
+        }
+        var count = 0
+        var problems: [QuarantinedFile] = []
+        for url in urls where FileManager.default.fileExists(atPath: url.path) {
+            do {
+                let data = try readFile(url, limit: TransactionLog.maximumFileSize)
+                let sealed: [UInt8]?
+                if ContainerEnvelope.isEnvelope(data) {
+                    var envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: data.count)
+                    if envelope.isEncrypted || (envelope.isSigned && envelope.header.container == root.container && !encrypted) { continue }
+                    envelope.flags = 0
+                    envelope.signature = nil
+                    sealed = try seal(envelope)
+                } else if let place = filePlace(of: url), place.kind == .log, let sequence = place.place {
+                    let id = DocumentID(place.document)
+                    let log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence)
+                    sealed = try seal(log.envelope(container: root.container))
+                } else {
+                    sealed = try sealRecord(data, at: url, place: filePlace(of: url)?.place ?? 0)
+                }
+                guard let sealed else { continue }
+                try writeRaw(Data(sealed), to: url)
+                count += 1
+            } catch {
+                problems.append(QuarantinedFile(url: url, reason: "not re-sealed: \(Self.summarize(error))"))
+            }
+        }
+        return (count, problems)
+    }
+}

@@ -359,3 +359,16 @@ extension Container {
         didChangeFile(url)
     }
 }
+
+extension Container {
+    /// Whether this device holds the key of the encrypted container it syncs with.
+    public var holdsContainerKey: Bool {
+        guard let keys, let root = keys.policy.root else { return false }
+        return keys.sealingKey(for: root.container) != nil
+    }
+
+    /// How many admission records `device` wrote (the cap its removal keeps).
+    public func admissionCount(of device: DeviceID) -> Int {
+        listNames(identityDirectory).filter { $0.hasPrefix("\(Self.admissionPrefix)\(device).") }.count
+    }
+}

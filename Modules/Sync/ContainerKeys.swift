@@ -129,7 +129,7 @@ public final class ContainerKeys: Sendable {
     }
 
     public var policy: ContainerPolicy { state.withLock { $0.policy } }
-    func setPolicy(_ policy: ContainerPolicy) { state.withLock { $0.policy = policy } }
+    public func setPolicy(_ policy: ContainerPolicy) { state.withLock { $0.policy = policy } }
 
     /// This device's signing key, or why there is none.
     public func signingKey() throws(SyncError) -> DeviceKey { try signer.get() }

@@ -1,0 +1,261 @@
+import Foundation
+import Logging
+import Model
+import Storage
+import Sync
+
+// A signed (and optionally encrypted) container, as the library runs it (Docs/SECURITY.md):
+// the trust check after each identity check, the move to signed or encrypted, admission and
+// removal of devices. The records themselves and their checks are Sync's.
+
+/// What `multidoc device list` shows.
+public struct DeviceList: Sendable, Encodable {
+    public struct Entry: Sendable, Encodable {
+        public var device: String
+        public var name: String
+        public var fingerprint: String?
+        /// `admitted`, `asks to join`, `removed`, `registered` (an unsigned container), or `this device`.
+        public var state: String
+        public var isThisDevice: Bool
+    }
+
+    public var signed: Bool
+    public var encrypted: Bool
+    /// The root device's fingerprint (the first admitted device).
+    public var root: String?
+    public var thisDevice: String
+    public var thisFingerprint: String?
+    public var devices: [Entry]
+    /// Trust records not taken, each with why.
+    public var problems: [String]
+}
+
+/// What `container upgrade --sign/--encrypt` did.
+public struct ContainerSecuring: Sendable, Encodable {
+    public var signed: Bool
+    public var encrypted: Bool
+    public var root: String
+    /// Registered devices that must be admitted (`multidoc device admit FINGERPRINT`).
+    public var waitingForAdmission: [String]
+    /// Registered devices whose build cannot sign (with `--force`: moved anyway).
+    public var devicesNotReady: [String]
+    public var resealed: Int
+}
+
+extension DocumentLibrary {
+    /// After an identity check that agreed on `current`: reads the container's trust records,
+    /// remembers its root the first time it is signed, re-seals this device's own files once,
+    /// and says when this device is not admitted or lacks the container key.
+    func checkTrust(_ container: Container, current: UUID, report: inout SyncReport) throws {
+        var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
+        let remembered = device.signingRoot?.container == current ? device.signingRoot : nil
+        let loaded = container.loadTrust(container: current, remembered: remembered)
+        for problem in loaded.problems { quarantine(problem, in: &report) }
+        guard let signingRoot = loaded.root else { return }
+        if device.signingRoot != signingRoot {
+            device.signingRoot = signingRoot
+            device.resealed = nil
+            try root.saveDevice(device)
+            logger.notice("container is signed", metadata: ["root": "\(signingRoot.device)", "fingerprint": "\(KeyFingerprint(publicKey: signingRoot.key))"])
+        }
+        let policy = keys.policy
+        let fingerprint = (try? keys.signingKey().fingerprint.description) ?? "unknown"
+        if policy.admitted[identity.id] == nil {
+            report.problems.append(.notAdmitted(
+                "this device (fingerprint \(fingerprint)) is not admitted to the signed container: its saves wait until an admitted device runs 'multidoc device admit \(fingerprint)'"))
+        }
+        if policy.encryption != nil, !container.holdsContainerKey {
+            report.problems.append(.locked("the container is encrypted and this device does not hold its key: run 'multidoc container unlock' with the passphrase"))
+            return
+        }
+        let wanted = policy.encryption == nil ? 1 : 2
+        if (device.resealed ?? 0) < wanted {
+            let outcome = container.resealOwnFiles(device: identity.id)
+            for problem in outcome.problems { quarantine(problem, in: &report) }
+            device.resealed = wanted
+            try root.saveDevice(device)
+            logger.notice("signed this device's files", metadata: ["files": "\(outcome.resealed)", "encrypted": "\(wanted == 2)"])
+        }
+    }
+
+    /// The devices of the container and where each stands (`multidoc device list`).
+    public func deviceList() async throws -> DeviceList {
+        let replicator = try usableCloud()
+        let report = await sync(documents: [])
+        if let error = report.containerError { throw error }
+        let container = replicator.container
+        let summary = container.trustSummary()
+        let policy = summary.policy
+        let own = try? keys.signingKey()
+        var entries: [DeviceList.Entry] = []
+        var seen: Set<DeviceID> = []
+        func add(_ device: DeviceID, _ name: String, _ key: Data?, _ state: String) {
+            guard seen.insert(device).inserted else { return }
+            entries.append(DeviceList.Entry(
+                device: device.description, name: name, fingerprint: key.map { KeyFingerprint(publicKey: $0).description },
+                state: device == identity.id ? "this device, \(state)" : state, isThisDevice: device == identity.id))
+        }
+        let records = Dictionary(container.deviceRecords().map { ($0.device, $0) }, uniquingKeysWith: { first, _ in first })
+        let names = records.mapValues(\.name).merging(summary.requests.map { ($0.device, $0.name) }, uniquingKeysWith: { first, _ in first })
+        if policy.isSigned {
+            for admitted in policy.admitted.values.sorted(by: { $0.device < $1.device }) {
+                add(admitted.device, names[admitted.device] ?? (admitted.device == identity.id ? identity.name : "?"), admitted.key,
+                    admitted.device == policy.root?.device ? "admitted (root)" : "admitted")
+            }
+            for request in summary.requests.sorted(by: { $0.name < $1.name }) { add(request.device, request.name, request.key, "asks to join") }
+            if policy.admitted[identity.id] == nil { add(identity.id, identity.name, own.map { Data($0.publicKey) }, "not admitted") }
+            for removal in policy.removed.values.sorted(by: { $0.device < $1.device }) {
+                add(removal.device, names[removal.device] ?? "?", removal.key, "removed")
+            }
+        } else {
+            add(identity.id, identity.name, own.map { Data($0.publicKey) }, "registered")
+            for record in records.values.sorted(by: { $0.name < $1.name }) { add(record.device, record.name, record.key, "registered") }
+        }
+        return DeviceList(
+            signed: policy.isSigned, encrypted: policy.encryption != nil,
+            root: policy.root.map { KeyFingerprint(publicKey: $0.key).description }, thisDevice: identity.id.description,
+            thisFingerprint: own?.fingerprint.description, devices: entries, problems: summary.problems.map(\.description))
+    }
+
+    /// Admits the devices asking to join whose fingerprints are `fingerprints` (after the user
+    /// compared them with what those devices show). Returns the names admitted.
+    /// - Throws: ``EngineError/notAdmitted(_:)`` when a fingerprint matches no request (or
+    ///   several), or this device may not admit.
+    public func admit(fingerprints: [String]) async throws -> [String] {
+        let replicator = try usableCloud()
+        let report = await sync(documents: [])
+        if let error = report.containerError { throw error }
+        let requests = replicator.container.joinRequests()
+        var chosen: [JoinRequest] = []
+        for text in fingerprints {
+            let matches = requests.filter { $0.fingerprint.matches(prefix: text) }
+            guard matches.count == 1, let request = matches.first else {
+                let known = requests.map { "\($0.name) \($0.fingerprint)" }.joined(separator: ", ")
+                throw EngineError.trust(matches.isEmpty
+                    ? "no device asking to join has fingerprint \(text)" + (known.isEmpty ? " (none asks now: the device must run 'multidoc sync' first)" : "; asking: \(known)")
+                    : "\(text) matches \(matches.count) devices asking to join; give more of the fingerprint")
+            }
+            chosen.append(request)
+        }
+        do {
+            try replicator.container.writeAdmission(admit: chosen.map { AdmittedDevice(device: $0.device, key: $0.key) }, remove: [])
+        } catch {
+            throw EngineError.trust(error.description)
+        }
+        logger.notice("admitted devices", metadata: ["devices": "\(chosen.map { "\($0.name) \($0.fingerprint)" })"])
+        identityChecked = false
+        await sync()
+        return chosen.map(\.name)
+    }
+
+    /// Removes an admitted device (by fingerprint, device UUID or name): what it wrote so far,
+    /// as far as this device has it, stays accepted; nothing it signs later is.
+    public func removeDevice(_ query: String) async throws -> String {
+        let replicator = try usableCloud()
+        let report = await sync(documents: [])
+        if let error = report.containerError { throw error }
+        let policy = keys.policy
+        let records = Dictionary(replicator.container.deviceRecords().map { ($0.device, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let matches = policy.admitted.values.filter { admitted in
+            admitted.fingerprint.matches(prefix: query) || admitted.device.description.hasPrefix(query.lowercased())
+                || records[admitted.device] == query
+        }
+        guard matches.count == 1, let target = matches.first else {
+            throw EngineError.trust(matches.isEmpty ? "no admitted device matches '\(query)' ('multidoc device list' shows them)"
+                : "'\(query)' matches \(matches.count) admitted devices; give a fingerprint")
+        }
+        guard target.device != identity.id else {
+            throw EngineError.trust("a device does not remove itself; remove it from another admitted device")
+        }
+        // What the removed device wrote that this device applied stays accepted.
+        var logs: [DocumentID: UInt64] = [:]
+        for record in allRecords() where record.location == .cloud {
+            guard let document = try? await handler.open(record, create: false, forPass: true) else { continue }
+            if let applied = try? document.store.read().sync.applied[target.device] { logs[record.id] = applied }
+            if FileManager.default.fileExists(atPath: replicator.container.infoURL(record.id, device: target.device).path) {
+                logs[record.id] = logs[record.id] ?? 0
+            }
+            await closeIfThePassOpened(record.id)
+        }
+        let admissions = UInt64(replicator.container.admissionCount(of: target.device))
+        do {
+            try replicator.container.writeAdmission(
+                admit: [], remove: [Removal(device: target.device, key: target.key, logs: logs, admissions: admissions)])
+        } catch {
+            throw EngineError.trust(error.description)
+        }
+        let name = records[target.device] ?? target.device.description
+        logger.notice("removed device", metadata: ["device": "\(target.device)", "fingerprint": "\(target.fingerprint)"])
+        identityChecked = false
+        await sync()
+        return name
+    }
+
+    /// Moves the container to signed (and, with `passphrase`, encrypted) files: this device
+    /// becomes the root of its admissions, publishes every cloud document it has under its own
+    /// signature (an info file and a baseline, so a device joining later needs no unsigned file),
+    /// and re-seals its own files. Other devices re-seal theirs once admitted.
+    public func secureContainer(passphrase: String?, force: Bool) async throws -> ContainerSecuring {
+        let replicator = try usableCloud()
+        if (root.savedDevice()?.containerFormat ?? 1) < Container.formatVersion {
+            let moved = try await upgradeContainer(force: force)
+            guard moved.format >= Container.formatVersion else {
+                return ContainerSecuring(signed: false, encrypted: false, root: "", waitingForAdmission: [], devicesNotReady: moved.devicesNotReady, resealed: 0)
+            }
+        }
+        let report = await sync()
+        if let error = report.containerError { throw error }
+        let container = replicator.container
+        let notReady = container.deviceRecords().filter { $0.device != identity.id && $0.key == nil }.map { "\($0.name) (\($0.device))" }
+        if !notReady.isEmpty, !force {
+            return ContainerSecuring(signed: keys.policy.isSigned, encrypted: keys.policy.encryption != nil, root: "", waitingForAdmission: [],
+                                     devicesNotReady: notReady, resealed: 0)
+        }
+        guard let id = containerID else { throw EngineError.containerUnavailable("the container has no identity yet; run 'multidoc sync' first") }
+        let signingRoot: SigningRoot
+        do {
+            signingRoot = try container.sign(container: id, now: configuration.now())
+            var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
+            device.signingRoot = signingRoot
+            device.resealed = nil
+            try root.saveDevice(device)
+            guard keys.policy.admitted[identity.id] != nil else {
+                throw SyncError(.notAdmitted, path: container.root.path, detail: "the container is signed already, and this device is not admitted; ask an admitted device to run 'multidoc device admit \((try? keys.signingKey().fingerprint.description) ?? "")'")
+            }
+            if let passphrase { _ = try container.encrypt(passphrase: passphrase, now: configuration.now()) }
+        } catch let error as SyncError {
+            throw EngineError.trust(error.description)
+        }
+        // Published under this device's signature: a device joining later finds every document.
+        for record in allRecords() where record.location == .cloud {
+            guard let document = try? await handler.open(record, create: false, forPass: true) else { continue }
+            let info = DocumentInfo(
+                document: record.id, name: record.name, createdBy: record.createdBy, createdByName: identity.name, createdAt: record.createdAt,
+                store: record.store, container: id)
+            try replicator.publish(info, store: document.store, baseline: true)
+            await closeIfThePassOpened(record.id)
+        }
+        identityChecked = false
+        await sync()
+        let waiting = container.joinRequests().map { "\($0.name) \($0.fingerprint)" }
+        logger.notice("container secured", metadata: ["root": "\(signingRoot.device)", "encrypted": "\(passphrase != nil)"])
+        return ContainerSecuring(
+            signed: true, encrypted: keys.policy.encryption != nil, root: KeyFingerprint(publicKey: signingRoot.key).description,
+            waitingForAdmission: waiting, devicesNotReady: notReady, resealed: 0)
+    }
+
+    /// Keeps the key of this encrypted container, derived from `passphrase`.
+    public func unlockContainer(passphrase: String) async throws -> Bool {
+        let replicator = try usableCloud()
+        _ = await sync(documents: [])
+        do {
+            guard try replicator.container.unlock(passphrase: passphrase) else { return false }
+        } catch {
+            throw EngineError.trust(error.description)
+        }
+        logger.notice("container unlocked")
+        identityChecked = false
+        await sync()
+        return true
+    }
+}
