@@ -101,7 +101,7 @@ let package = Package(
             path: "Tests/StorageTests",
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "Storage", "Model", "FileIO", "TestSupport"], path: "Tests/SyncTests"),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "Storage", "Model", "FileIO", "TestSupport", crypto], path: "Tests/SyncTests"),
         .testTarget(
             name: "EngineTests",
             dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "FileIO", "TestSupport", "Text", logging],

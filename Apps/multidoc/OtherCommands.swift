@@ -335,7 +335,7 @@ struct ContainerCommand: AsyncParsableCommand {
         commandName: "container", abstract: "Look at, copy, verify, repair or reset the shared container.",
         subcommands: [
             ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerRepair.self, ContainerReset.self, ContainerAdopt.self,
-            ContainerDump.self, ContainerUpgrade.self,
+            ContainerDump.self, ContainerUpgrade.self, ContainerUnlock.self,
         ],
         defaultSubcommand: ContainerStatus.self)
 
@@ -538,7 +538,7 @@ struct ContainerCommand: AsyncParsableCommand {
 
     struct ContainerUpgrade: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "upgrade", abstract: "Move the container to format 2, in which concurrent text edits merge.",
+            commandName: "upgrade", abstract: "Move the container to format 2 (text edits merge), to signed files, or to encrypted ones.",
             discussion: """
                 Syncs first, then marks the container as format 2: from then on every device writes \
                 binary logs whose text changes are operations, so edits made on two devices at once \
@@ -546,12 +546,18 @@ struct ContainerCommand: AsyncParsableCommand {
                 container (they say its format is too new) until they are updated, so the command \
                 refuses while a registered device is not known to read format 2; --force moves it anyway. \
                 Run it once every device is up to date (each has run `multidoc sync`).
+
+                --sign moves it on to signed files (Docs/SECURITY.md): this device becomes the root of                 the container's admissions and signs everything it wrote; every other device then asks                 to join, and is admitted with 'multidoc device admit FINGERPRINT'. Until then its files                 are refused (not lost: accepted once it is admitted). --encrypt also seals every file's                 content with a key derived from a passphrase (--passphrase-file,                 \(Passphrase.environmentVariable), or the terminal); other devices run 'multidoc container                 unlock' with it.
                 """)
         @OptionGroup var options: GlobalOptions
-        @Flag(help: "Move the container even while some registered devices are not known to read format 2.") var force = false
+        @Flag(help: "Move the container even while some registered devices are not known to read the new format or to sign.") var force = false
+        @Flag(help: "Sign the container's files; only admitted devices write.") var sign = false
+        @Flag(help: "Encrypt the container's files with a passphrase (implies --sign).") var encrypt = false
+        @Option(help: "With --encrypt: read the passphrase from the first line of this file.") var passphraseFile: String?
 
         func run() async throws {
             try await runCommand {
+                if sign || encrypt { return try await secure() }
                 let (_, library) = try options.bootstrap()
                 let result = try await library.closing { try await $0.upgradeContainer(force: force) }
                 if options.json { try printJSON(result) }
@@ -569,6 +575,25 @@ struct ContainerCommand: AsyncParsableCommand {
                     }
                 }
             }
+        }
+
+        private func secure() async throws {
+            let passphrase = encrypt
+                ? try Passphrase.read(file: passphraseFile, environment: ProcessInfo.processInfo.environment, confirm: true) : nil
+            let (_, library) = try options.bootstrap()
+            let result = try await library.closing { try await $0.secureContainer(passphrase: passphrase, force: force) }
+            if options.json { try printJSON(result) }
+            if !result.signed {
+                let names = result.devicesNotReady.joined(separator: ", ")
+                throw AppError(.containerFormat, "not moved: \(names) \(result.devicesNotReady.count == 1 ? "runs a build" : "run builds") that cannot sign; update \(result.devicesNotReady.count == 1 ? "it" : "them") and run `multidoc sync` there, or add --force")
+            }
+            guard !options.json else { return }
+            print("the container is signed\(result.encrypted ? " and encrypted" : ""); its root is this device, fingerprint \(result.root)")
+            if !result.waitingForAdmission.isEmpty {
+                print("asking to join (compare each fingerprint on that device, then 'multidoc device admit FINGERPRINT'):")
+                for device in result.waitingForAdmission { print("  \(device)") }
+            }
+            if result.encrypted { print("other devices run 'multidoc container unlock' with the passphrase") }
         }
     }
 
@@ -600,8 +625,8 @@ struct ContainerCommand: AsyncParsableCommand {
 
 struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "device", abstract: "This device's identity.",
-        subcommands: [NewIdentity.self])
+        commandName: "device", abstract: "This device's identity, and who may write into a signed container.",
+        subcommands: [DeviceList.self, DeviceAdmit.self, DeviceRemove.self, NewIdentity.self])
 
     struct NewIdentity: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -211,7 +211,9 @@ extension Container {
         guard !candidates.isEmpty else { return discovery }
         // Any tombstone's name keeps its document from being discovered (a damaged one too:
         // better not discovered than discovered and deleted).
-        let named = Set(listNames(tombstonesDirectory).compactMap { name in
+        // In a signed container only a tombstone signed by an admitted device counts: anyone
+        // could name one.
+        let named = keys?.policy.isSigned == true ? Set(scanTombstones().tombstones.keys) : Set(listNames(tombstonesDirectory).compactMap { name in
             name.split(separator: ".", maxSplits: 1).first.flatMap { DocumentID(String($0)) }
         })
         for id in candidates {

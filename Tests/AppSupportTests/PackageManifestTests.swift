@@ -8,7 +8,7 @@ import Testing
     /// Products whose module name differs from the variable Package.swift names them by.
     static let products = [
         "argumentParser": "ArgumentParser", "logging": "Logging", "serviceLifecycle": "ServiceLifecycle", "grdb": "GRDB",
-        "hdrHistogram": "Histogram", "unixSignals": "UnixSignals",
+        "hdrHistogram": "Histogram", "unixSignals": "UnixSignals", "crypto": "Crypto", "cryptoExtras": "_CryptoExtras",
     ]
     /// Modules of the toolchain and the system: not package dependencies.
     static let system: Set<String> = ["Foundation", "FoundationXML", "Glibc", "Darwin", "Testing", "XCTest", "Dispatch", "Synchronization"]

@@ -14,10 +14,10 @@ struct SyncDevice {
 
     init(
         _ n: Int, name: String, container: URL, provider: StoreProvider, kind: StoreKind, folder: URL, clock: TestClock, baselineThreshold: Int = 100,
-        format: LogFormat = .version1
+        format: LogFormat = .version1, keys: ContainerKeys? = nil
     ) {
         identity = DeviceIdentity(id: Fixed.device(n), name: name, model: "Test")
-        replicator = Replicator(container: Container(root: container), device: identity, baselineThreshold: baselineThreshold, now: { clock.now() })
+        replicator = Replicator(container: Container(root: container, keys: keys), device: identity, baselineThreshold: baselineThreshold, now: { clock.now() })
         replicator.format = format
         self.provider = provider
         self.folder = folder.appendingPathComponent(name)
@@ -92,9 +92,11 @@ struct SyncHarness {
     }
 
     /// `format`: what the device writes (format 1 JSON logs unless a test says otherwise).
-    func device(_ n: Int, _ name: String, container: URL? = nil, baselineThreshold: Int = 100, format: LogFormat = .version1) -> SyncDevice {
+    func device(
+        _ n: Int, _ name: String, container: URL? = nil, baselineThreshold: Int = 100, format: LogFormat = .version1, keys: ContainerKeys? = nil
+    ) -> SyncDevice {
         SyncDevice(n, name: name, container: container ?? self.container,
                    provider: backend == .memory ? volume.provider : .standard(), kind: backend.kind,
-                   folder: folder.url, clock: clock, baselineThreshold: baselineThreshold, format: format)
+                   folder: folder.url, clock: clock, baselineThreshold: baselineThreshold, format: format, keys: keys)
     }
 }
