@@ -339,14 +339,7 @@ struct ContainerCommand: AsyncParsableCommand {
         ],
         defaultSubcommand: ContainerStatus.self)
 
-    static func container(_ setup: DeviceSetup) throws -> Container {
-        guard let url = setup.container else {
-            throw EngineError.containerUnavailable("no container is configured (--container or MULTIDOC_CONTAINER)")
-        }
-        let container = Container(root: url)
-        do { try container.checkAvailable() } catch { throw EngineError.containerUnavailable(error.description) }
-        return container
-    }
+    static func container(_ setup: DeviceSetup) throws -> Container { try setup.containerView() }
 
     static func identity(of container: Container) throws(EngineError) -> ContainerIdentity? {
         do {

@@ -116,4 +116,23 @@ public struct DeviceSetup: Sendable {
             root: root, container: container, settings: settings, identity: identity, stores: stores,
             logger: logger, onContainerChange: onContainerChange, containerObserver: containerObserver))
     }
+
+    /// The container as this device sees it, for commands that read it without syncing
+    /// (`container verify`, `status`, `copy`): with the device's keys and, for a container it
+    /// knows signed, the trust its records say (so files not signed by an admitted device are
+    /// named as such).
+    /// - Throws: ``EngineError/containerUnavailable(_:)`` without a usable container.
+    public func containerView() throws(EngineError) -> Container {
+        guard let url = container else {
+            throw EngineError.containerUnavailable("no container is configured (--container or MULTIDOC_CONTAINER)")
+        }
+        let keys = ContainerKeys(device: identity.id, keyURL: root.deviceKeyURL, containerKeyURL: root.containerKeyURL)
+        let view = Container(root: url, keys: keys)
+        do { try view.checkAvailable() } catch { throw EngineError.containerUnavailable(error.description) }
+        if let signingRoot = root.savedDevice()?.signingRoot {
+            keys.setPolicy(ContainerPolicy(root: signingRoot))
+            view.loadTrust(container: signingRoot.container, remembered: signingRoot)
+        }
+        return view
+    }
 }

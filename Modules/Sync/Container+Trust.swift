@@ -111,6 +111,7 @@ extension Container {
     /// One admission record as read: its writer, number, content and bytes (checked later,
     /// against the keys admitted so far).
     struct AdmissionEntry {
+        var url: URL
         var writer: DeviceID
         var number: UInt64
         var record: AdmissionRecord
@@ -130,7 +131,7 @@ extension Container {
                     throw LogDecodingError(reason: "its header names another device or number than its name")
                 }
                 let record = try Self.decodeJSON(AdmissionRecord.self, from: Data(envelope.payload))
-                return AdmissionEntry(writer: writer, number: number, record: record, envelope: envelope, data: data)
+                return AdmissionEntry(url: url, writer: writer, number: number, record: record, envelope: envelope, data: data)
             } catch {
                 problems.append(QuarantinedFile(url: url, reason: "admission record not taken: \(Self.summarize(error))"))
                 return nil
@@ -173,7 +174,7 @@ extension Container {
             caps = newCaps
         }
         for (index, entry) in entries.enumerated() where !valid[index] {
-            problems.append(QuarantinedFile(url: URL(fileURLWithPath: "identity/admitted.\(entry.writer).\(entry.number)"),
+            problems.append(QuarantinedFile(url: entry.url,
                                             reason: "admission record not taken: signed by device \(entry.writer), which is not admitted (or was removed before it)"))
         }
         for device in removed.keys { admitted[device] = nil }

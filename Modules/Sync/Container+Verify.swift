@@ -49,10 +49,17 @@ extension Container {
         }
 
         var replaced: Set<UUID> = []
+        // Trust records (signing, admissions, encryption): checked by reading the trust.
+        let trustPrefixes = [Self.signingPrefix, Self.admissionPrefix, Self.encryptionPrefix]
+        if let root = keys?.policy.root {
+            for file in loadTrust(container: root.container, remembered: root).problems { problem(file.url, file.reason) }
+        }
+        let requests = Set(joinRequests().map(\.device))
         for name in list(identityDirectory, into: problem) {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             guard fileOrNamed(url, "an identity file", into: problem) else { continue }
             result.checkedFiles += 1
+            if trustPrefixes.contains(where: { name.hasPrefix($0) }) { continue }
             do {
                 let identity: ContainerIdentity = try readJSON(url, limit: Self.maximumRecordSize)
                 replaced.formUnion(identity.replaces ?? [])
@@ -70,6 +77,10 @@ extension Container {
             let url = devicesDirectory.appendingPathComponent(name, isDirectory: false)
             guard fileOrNamed(url, "a device's registry entry", into: problem) else { continue }
             result.checkedFiles += 1
+            if let device = DeviceID(String(name.dropLast(5))), requests.contains(device) {
+                result.waiting.append(QuarantinedFile(url: url, reason: "a device asking to join ('multidoc device list', 'multidoc device admit')"))
+                continue
+            }
             do {
                 let record: DeviceRecord = try readJSON(url, limit: Self.maximumRegistrySize)
                 if name != "\(record.device).json" { problem(url, "registry entry of \(record.device), not the device its name says") }
