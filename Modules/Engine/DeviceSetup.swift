@@ -38,6 +38,10 @@ public struct DeviceSetup: Sendable {
         }
         let root = DeviceRoot(url: url)
         try root.prepare(create: create)
+        // The device's signing key is made with the root (an older root gets one on first use).
+        if create {
+            do { _ = try DeviceKey.loadOrCreate(root.deviceKeyURL) } catch { throw .rootUnusable(url.path, error.description) }
+        }
         return root
     }
 
