@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A signed and an encrypted container as users run them: `container upgrade --sign`,
+/// `device list`, `device admit`, `device remove`, `container upgrade --encrypt`,
+/// `container unlock`, on both backends.
+@Suite(.serialized) struct SigningCLITests: TwoDevices {
+    let folder: TemporaryDirectory
+
+    init() throws { folder = try Self.makeFolder("cli-sign") }
+
+    func text(_ root: String) throws -> String? {
+        let show = try multidoc(["show", "Notes", "--json"], root: root)
+        guard show.status == 0 else { return nil }
+        return (try json(show) as? [String: Any])?["text"] as? String
+    }
+
+    /// `device list --json` on `root`.
+    func devices(_ root: String) throws -> [String: Any] {
+        let list = try multidoc(["device", "list", "--json"], root: root)
+        #expect(list.status == 0, "\(list.stderr)")
+        return try #require(try json(list) as? [String: Any])
+    }
+
+    func state(of device: String, on root: String) throws -> String? {
+        let entries = try #require(try devices(root)["devices"] as? [[String: Any]])
+        return entries.first { $0["fingerprint"] as? String == device }?["state"] as? String
+    }
+
+    @Test(arguments: ["sqlite", "json"])
+    func admissionAndRemovalThroughTheCLI(store: String) throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes", "--store", store], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "one"], root: rootA).status == 0)
+        #expect(try text(rootB) == "one")
+
+        let signing = try multidoc(["container", "upgrade", "--sign"], root: rootA)
+        #expect(signing.status == 0, "\(signing.stderr)")
+        #expect(signing.stdout.contains("signed"))
+        let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
+
+        // B is not admitted: it says so, and what it saves waits.
+        let waiting = try multidoc(["edit", "Notes", "--append", " two"], root: rootB)
+        #expect(waiting.status == 0, "\(waiting.stderr)")
+        #expect(waiting.stderr.contains("not admitted"), "\(waiting.stderr)")
+        let refused = try multidoc(["sync"], root: rootA)
+        #expect(refused.stderr.contains("not admitted"), "\(refused.stderr)")
+        #expect(try text(rootA) == "one")
+        #expect(try state(of: fingerprintB, on: rootA) == "asks to join")
+
+        // A wrong fingerprint admits nobody; the right one admits B, and what B saved arrives.
+        let wrong = try multidoc(["device", "admit", "0000-0000"], root: rootA)
+        #expect(wrong.status == 15, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("no device asking to join"), "\(wrong.stderr)")
+        let admit = try multidoc(["device", "admit", fingerprintB], root: rootA)
+        #expect(admit.status == 0, "\(admit.stderr)")
+        #expect(try state(of: fingerprintB, on: rootA) == "admitted")
+        #expect(try text(rootA) == "one two")
+        #expect(try multidoc(["edit", "Notes", "--append", " three"], root: rootB).status == 0)
+        #expect(try text(rootA) == "one two three")
+
+        // Removed, B keeps its key, but nothing it signs from now on is taken.
+        let remove = try multidoc(["device", "remove", fingerprintB], root: rootA)
+        #expect(remove.status == 0, "\(remove.stderr)")
+        #expect(try multidoc(["edit", "Notes", "--append", " four"], root: rootB).status == 0)
+        #expect(try text(rootA) == "one two three")
+        #expect(try state(of: fingerprintB, on: rootA) == "removed")
+        let verify = try multidoc(["container", "verify"], root: rootA)
+        #expect(verify.status == 9)
+        #expect(verify.stdout.contains("removed from the container"), "\(verify.stdout)")
+        // A device may not remove itself.
+        let fingerprintA = try #require(try devices(rootA)["thisFingerprint"] as? String)
+        #expect(try multidoc(["device", "remove", fingerprintA], root: rootA).status == 15)
+    }
+
+    @Test func anEncryptedContainerNeedsThePassphrase() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "the launch code is 1234"], root: rootA).status == 0)
+        #expect(try text(rootB) == "the launch code is 1234")
+        let passphraseFile = folder.appending("passphrase").path
+        try Data("correct horse\n".utf8).write(to: URL(fileURLWithPath: passphraseFile))
+
+        let encrypt = try multidoc(["container", "upgrade", "--encrypt", "--passphrase-file", passphraseFile], root: rootA)
+        #expect(encrypt.status == 0, "\(encrypt.stderr)")
+        #expect(encrypt.stdout.contains("encrypted"))
+        let files = FileManager.default.enumerator(atPath: container)?.allObjects as? [String] ?? []
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: container + "/" + file) else { continue }
+            #expect(data.range(of: Data("launch code".utf8)) == nil, "\(file) holds the text in cleartext")
+        }
+
+        // B without the key is told so; a wrong passphrase changes nothing; the right one unlocks.
+        let locked = try multidoc(["sync"], root: rootB)
+        #expect(locked.stderr.contains("container unlock"), "\(locked.stderr)")
+        let wrong = try ProductRunner.run(
+            "multidoc", ["container", "unlock", "--root", rootB, "--container", container], environment: ["MULTIDOC_PASSPHRASE": "wrong horse"])
+        #expect(wrong.status == 15, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("wrong passphrase"))
+        let unlock = try multidoc(["container", "unlock", "--passphrase-file", passphraseFile], root: rootB)
+        #expect(unlock.status == 0, "\(unlock.stderr)")
+        let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
+        #expect(try multidoc(["device", "admit", fingerprintB], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--append", " and B"], root: rootB).status == 0)
+        #expect(try text(rootA) == "the launch code is 1234 and B")
+        #expect(try text(rootB) == "the launch code is 1234 and B")
+    }
+}
