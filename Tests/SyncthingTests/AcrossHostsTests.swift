@@ -94,6 +94,45 @@ struct AcrossHostsTests {
         try await pingRing()
     }
 
+    /// A signed, encrypted container carried by Syncthing: B asks to join from its own replica,
+    /// unlocks it with the passphrase, is admitted on A, and edits travel both ways; neither
+    /// replica holds the document's name or text in cleartext.
+    @Test func aSignedEncryptedContainerTravelsThroughSyncthing() async throws {
+        defer {
+            pair.stop()
+            folder.remove()
+        }
+        let deadline = Duration.seconds(30)
+        let created = try multidoc("A", ["new", "Secret Plans", "--json"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let uuid = try #require((json(created) as? [String: Any])?["uuid"] as? String)
+        #expect(try multidoc("A", ["edit", uuid, "--text", "the launch code is 1234"]).status == 0)
+        #expect(try await eventually(timeout: deadline) { try text("B", uuid) == "the launch code is 1234" }, "B never showed A's text")
+
+        let passphrase = folder.appending("passphrase")
+        try Data("correct horse\n".utf8).write(to: passphrase)
+        let encrypt = try multidoc("A", ["container", "upgrade", "--encrypt", "--passphrase-file", passphrase.path])
+        #expect(encrypt.status == 0, "\(encrypt.stderr)")
+        // B learns of it through Syncthing: it says it is locked until it is unlocked.
+        #expect(try await eventually(timeout: deadline) { try multidoc("B", ["sync"]).stderr.contains("container unlock") }, "B never saw the container encrypted")
+        #expect(try multidoc("B", ["container", "unlock", "--passphrase-file", passphrase.path]).status == 0)
+        let fingerprintB = try #require((json(try multidoc("B", ["device", "list", "--json"])) as? [String: Any])?["thisFingerprint"] as? String)
+        // A sees B ask to join once B's signed registry entry arrives, and admits it.
+        #expect(try await eventually(timeout: deadline) { try multidoc("A", ["device", "admit", fingerprintB]).status == 0 }, "A never saw B ask to join")
+        #expect(try multidoc("B", ["edit", uuid, "--append", " and B"]).status == 0)
+        #expect(try await eventually(timeout: deadline) { try text("A", uuid) == "the launch code is 1234 and B" }, "A never saw B's edit")
+        #expect(try multidoc("A", ["edit", uuid, "--append", " and A"]).status == 0)
+        #expect(try await eventually(timeout: deadline) { try text("B", uuid) == "the launch code is 1234 and B and A" }, "B never saw A's edit")
+        for side in [pair.a, pair.b] {
+            let files = FileManager.default.enumerator(at: side.folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+            for file in files where !file.path.contains(".stfolder") {
+                guard let data = try? Data(contentsOf: file) else { continue }
+                #expect(data.range(of: Data("launch code".utf8)) == nil, "\(file.path) holds the text in cleartext")
+                #expect(data.range(of: Data("Secret Plans".utf8)) == nil, "\(file.path) holds the name in cleartext")
+            }
+        }
+    }
+
     /// 200 saves on A in a burst all reach B, each imported once, in order.
     func burstOfEdits() async throws {
         // A in process, composed the way the apps' bootstrap composes it.
