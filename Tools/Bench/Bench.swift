@@ -95,13 +95,15 @@ struct Run: AsyncParsableCommand {
             table.latency("limit", "physical limit: durable hand-off", limitOneWay, roundTrip: limitTrip)
         }
 
-        for (scenario, fastSave, count) in [(Scenario.ping, true, sizes.rounds), (.pingSlow, false, sizes.slow)] where selected.contains(scenario) {
-            progress("two daemons pinging, FastSave \(fastSave ? "on" : "off"), \(count) rounds each …")
+        let pings = [(Scenario.ping, true, false, sizes.rounds), (.pingSigned, true, true, sizes.rounds), (.pingSlow, false, false, sizes.slow)]
+        for (scenario, fastSave, secure, count) in pings where selected.contains(scenario) {
+            progress("two daemons pinging, FastSave \(fastSave ? "on" : "off")\(secure ? ", signed and encrypted container" : ""), \(count) rounds each …")
             let samples = try await Scenarios.daemonPing(
-                programs, folder: folder.appendingPathComponent("ping-\(fastSave)"), store: store, fastSave: fastSave, rounds: count)
+                programs, folder: folder.appendingPathComponent("ping-\(fastSave)-\(secure)"), store: store, fastSave: fastSave, rounds: count,
+                secure: secure)
             table.latency(
-                fastSave ? "ping" : "ping.slow",
-                "daemons ping, FastSave \(fastSave ? "on" : "off") (\(samples.count) imports)",
+                secure ? "ping.signed" : fastSave ? "ping" : "ping.slow",
+                "daemons ping, FastSave \(fastSave ? "on" : "off")\(secure ? ", signed + encrypted" : "") (\(samples.count) imports)",
                 LatencyStatistics(milliseconds: samples.map(\.oneWayMs)),
                 roundTrip: LatencyStatistics(milliseconds: samples.compactMap(\.roundTripMs)))
         }
@@ -120,6 +122,20 @@ struct Run: AsyncParsableCommand {
             table.row("import.seconds", "backlog import, \(sizes.backlog) changes in \(result.logs) logs", value: result.seconds, unit: "s")
             let rate = Double(sizes.backlog) / result.seconds
             table.row("import.rate", "backlog import throughput", value: rate, unit: "changes/s", text: "\(Int(rate)) changes/s")
+        }
+
+        if selected.contains(.signing) {
+            progress("signing: one log signed, checked, sealed and opened, 2,000 times each …")
+            let cost = try SigningCost.measure(folder: folder.appendingPathComponent("signing"), logs: 2_000)
+            func microseconds(_ id: String, _ figure: String, _ value: Double) {
+                table.row(id, figure, value: value, unit: "µs", text: String(format: "%.1f µs (%.3f ms, %.1f%% of the limit)", value, value / 1000,
+                                                                          table.oneWay > 0 ? value / 10 / table.oneWay : 0))
+            }
+            microseconds("log.open.plain", "one log read from its envelope, unsigned container (reference)", cost.plainMicroseconds)
+            microseconds("log.sign", "one log signed (Ed25519)", cost.signMicroseconds)
+            microseconds("log.verify", "one log's signature checked against its admitted key", cost.verifyMicroseconds)
+            microseconds("log.seal", "one log sealed (ChaCha20-Poly1305) and signed", cost.sealMicroseconds)
+            microseconds("log.open.sealed", "one sealed log checked and opened", cost.openMicroseconds)
         }
 
         let scale = try ScaleWorkspace(programs, folder: folder.appendingPathComponent("scale"), store: store, documents: n)
@@ -201,15 +217,17 @@ struct Run: AsyncParsableCommand {
 
 /// The benchmark's parts, each with the ids of the rows it adds (`--only` picks by them).
 enum Scenario: CaseIterable {
-    case limit, ping, pingSlow, newViewable, backlog, list, pass, idle, join, memory, cli
+    case limit, ping, pingSigned, pingSlow, newViewable, backlog, signing, list, pass, idle, join, memory, cli
 
     var rows: [String] {
         switch self {
         case .limit: ["limit.oneway.p50", "limit.oneway.p99", "limit.roundtrip.p50"]
         case .ping: ["ping.oneway.p50", "ping.oneway.p99", "ping.roundtrip.p50"]
+        case .pingSigned: ["ping.signed.oneway.p50", "ping.signed.oneway.p99", "ping.signed.roundtrip.p50"]
         case .pingSlow: ["ping.slow.oneway.p50", "ping.slow.oneway.p99", "ping.slow.roundtrip.p50"]
         case .newViewable: ["new.viewable.p50", "new.viewable.max"]
         case .backlog: ["import.seconds", "import.rate"]
+        case .signing: ["log.open.plain", "log.sign", "log.verify", "log.seal", "log.open.sealed"]
         case .list: ["list.cold", "list.second", "list.steady"]
         case .pass: ["pass.thorough", "pass.quiet"]
         case .idle: ["daemon.idle.cpu", "daemon.idle.passes"]
@@ -220,7 +238,7 @@ enum Scenario: CaseIterable {
     }
 
     /// Whether its rows are divided by the physical limit (measured first).
-    var usesLimit: Bool { [.ping, .pingSlow, .newViewable].contains(self) }
+    var usesLimit: Bool { [.ping, .pingSigned, .pingSlow, .newViewable].contains(self) }
 }
 
 struct HandoffPeer: ParsableCommand {

@@ -113,14 +113,24 @@ final class Child {
 
 enum Scenarios {
     /// Two daemons inspecting one document ping each other for `rounds` rounds.
-    static func daemonPing(_ programs: Programs, folder: URL, store: String, fastSave: Bool, rounds: Int) async throws -> [LatencySample] {
+    /// `secure`: the container is signed and encrypted first (A its root, B unlocked and admitted).
+    static func daemonPing(
+        _ programs: Programs, folder: URL, store: String, fastSave: Bool, rounds: Int, secure: Bool = false
+    ) async throws -> [LatencySample] {
         let space = try Workspace(folder)
         let (_, a) = try space.library("A", store: store)
         _ = try await a.create(name: try DocumentName("Ping"))
         await a.sync()
-        await a.closeAll()
         let (_, b) = try space.library("B", store: store)
         await b.sync()
+        if secure {
+            _ = try await a.secureContainer(passphrase: "benchmark", force: true)
+            _ = try await b.unlockContainer(passphrase: "benchmark")
+            let fingerprint = try await b.deviceList().thisFingerprint ?? ""
+            _ = try await a.admit(fingerprints: [fingerprint])
+            await b.sync()
+        }
+        await a.closeAll()
         await b.closeAll()
         func daemon(_ device: String, _ extra: [String]) throws -> Child {
             try Child(programs.multidocd, [
