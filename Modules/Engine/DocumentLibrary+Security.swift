@@ -39,7 +39,6 @@ public struct ContainerSecuring: Sendable, Encodable {
     public var waitingForAdmission: [String]
     /// Registered devices whose build cannot sign (with `--force`: moved anyway).
     public var devicesNotReady: [String]
-    public var resealed: Int
 }
 
 extension DocumentLibrary {
@@ -200,7 +199,7 @@ extension DocumentLibrary {
         if (root.savedDevice()?.containerFormat ?? 1) < Container.formatVersion {
             let moved = try await upgradeContainer(force: force)
             guard moved.format >= Container.formatVersion else {
-                return ContainerSecuring(signed: false, encrypted: false, root: "", waitingForAdmission: [], devicesNotReady: moved.devicesNotReady, resealed: 0)
+                return ContainerSecuring(signed: false, encrypted: false, root: "", waitingForAdmission: [], devicesNotReady: moved.devicesNotReady)
             }
         }
         let report = await sync()
@@ -209,7 +208,7 @@ extension DocumentLibrary {
         let notReady = container.deviceRecords().filter { $0.device != identity.id && $0.key == nil }.map { "\($0.name) (\($0.device))" }
         if !notReady.isEmpty, !force {
             return ContainerSecuring(signed: keys.policy.isSigned, encrypted: keys.policy.encryption != nil, root: "", waitingForAdmission: [],
-                                     devicesNotReady: notReady, resealed: 0)
+                                     devicesNotReady: notReady)
         }
         guard let id = containerID else { throw EngineError.containerUnavailable("the container has no identity yet; run 'multidoc sync' first") }
         let signingRoot: SigningRoot
@@ -241,7 +240,7 @@ extension DocumentLibrary {
         logger.notice("container secured", metadata: ["root": "\(signingRoot.device)", "encrypted": "\(passphrase != nil)"])
         return ContainerSecuring(
             signed: true, encrypted: keys.policy.encryption != nil, root: KeyFingerprint(publicKey: signingRoot.key).description,
-            waitingForAdmission: waiting, devicesNotReady: notReady, resealed: 0)
+            waitingForAdmission: waiting, devicesNotReady: notReady)
     }
 
     /// Keeps the key of this encrypted container, derived from `passphrase`.
