@@ -77,11 +77,20 @@ extension DocumentLibrary {
         }
     }
 
+    /// A pass that looks at the container's identity and trust records again (a long-lived
+    /// library, the daemon's or the TUI's, may not have since they changed).
+    /// - Throws: the pass's container error.
+    private func refreshTrust() async throws -> SyncReport {
+        identityChecked = false
+        let report = await sync(documents: [])
+        if let error = report.containerError { throw error }
+        return report
+    }
+
     /// The devices of the container and where each stands (`multidoc device list`).
     public func deviceList() async throws -> DeviceList {
         let replicator = try usableCloud()
-        let report = await sync(documents: [])
-        if let error = report.containerError { throw error }
+        let report = try await refreshTrust()
         let container = replicator.container
         let summary = container.trustSummary()
         let policy = summary.policy
@@ -122,8 +131,7 @@ extension DocumentLibrary {
     ///   several), or this device may not admit.
     public func admit(fingerprints: [String]) async throws -> [String] {
         let replicator = try usableCloud()
-        let report = await sync(documents: [])
-        if let error = report.containerError { throw error }
+        _ = try await refreshTrust()
         let requests = replicator.container.joinRequests()
         var chosen: [JoinRequest] = []
         for text in fingerprints {
@@ -151,8 +159,7 @@ extension DocumentLibrary {
     /// as far as this device has it, stays accepted; nothing it signs later is.
     public func removeDevice(_ query: String) async throws -> String {
         let replicator = try usableCloud()
-        let report = await sync(documents: [])
-        if let error = report.containerError { throw error }
+        _ = try await refreshTrust()
         let policy = keys.policy
         let records = Dictionary(replicator.container.deviceRecords().map { ($0.device, $0.name) }, uniquingKeysWith: { first, _ in first })
         let matches = policy.admitted.values.filter { admitted in
@@ -246,7 +253,7 @@ extension DocumentLibrary {
     /// Keeps the key of this encrypted container, derived from `passphrase`.
     public func unlockContainer(passphrase: String) async throws -> Bool {
         let replicator = try usableCloud()
-        _ = await sync(documents: [])
+        _ = try await refreshTrust()
         do {
             guard try replicator.container.unlock(passphrase: passphrase) else { return false }
         } catch {

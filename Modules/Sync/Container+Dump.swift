@@ -27,13 +27,28 @@ extension Container {
             let header = envelope.header
             output["format"] = 2
             output["kind"] = envelope.kind.name
-            output["signed"] = false
+            output["signed"] = envelope.isSigned
+            output["encrypted"] = envelope.isEncrypted
             output["header"] = [
                 "container": header.container.uuidString.lowercased(), "document": header.document.uuidString.lowercased(),
                 "writer": header.writer.uuidString.lowercased(), "place": header.place, "writtenAt": header.writtenAt,
+                "fingerprint": KeyFingerprint(bytes: header.fingerprint).description,
             ] as [String: Any]
+            if envelope.isSigned {
+                // Whether the writer was admitted, and the signature holds, is `container verify`'s to say.
+                output["signature"] = "present, not checked here ('multidoc container verify' checks it against the admitted keys)"
+            }
+            if envelope.isEncrypted {
+                output["payload"] = "sealed with the container key (\(envelope.payload.count) bytes)"
+                return try serialize(output, url: url)
+            }
             guard envelope.kind == .log else {
-                output["payloadBytes"] = envelope.payload.count
+                // Records are JSON inside the envelope.
+                if let object = try? JSONSerialization.jsonObject(with: Data(envelope.payload), options: [.fragmentsAllowed]) {
+                    output["content"] = object
+                } else {
+                    output["payloadBytes"] = envelope.payload.count
+                }
                 return try serialize(output, url: url)
             }
             let log: TransactionLog

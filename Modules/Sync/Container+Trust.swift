@@ -119,8 +119,16 @@ extension Container {
         var data: Data
     }
 
+    /// The most admission records read: a container flooded with them is refused beyond this
+    /// (reported), rather than read on every pass.
+    static let maximumAdmissionRecords = 4096
+
     private func admissionEntries(_ names: [String], problems: inout [QuarantinedFile]) -> [AdmissionEntry] {
-        names.filter { $0.hasPrefix(Self.admissionPrefix) }.compactMap { name in
+        let names = names.filter { $0.hasPrefix(Self.admissionPrefix) }
+        if names.count > Self.maximumAdmissionRecords {
+            problems.append(QuarantinedFile(url: identityDirectory, reason: "\(names.count) admission records, more than the \(Self.maximumAdmissionRecords) a device reads; the rest are not taken"))
+        }
+        return names.prefix(Self.maximumAdmissionRecords).compactMap { name in
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             do {
                 guard let place = filePlace(of: url), let writer = place.writer, let number = place.place else {
@@ -149,6 +157,15 @@ extension Container {
         var admitted: [DeviceID: AdmittedDevice] = [:]
         var removed: [DeviceID: Removal] = [:]
         var valid: [Bool] = []
+        // Each record's signature is checked once per key (a device's key never changes here):
+        // a flood of forged records costs one check each, not one per round.
+        var checked: [Int: (key: Data, good: Bool)] = [:]
+        func signatureHolds(_ index: Int, _ key: Data) -> Bool {
+            if let done = checked[index], done.key == key { return done.good }
+            let good = (try? verify(entries[index].envelope, entries[index].data, key: key)) != nil
+            checked[index] = (key, good)
+            return good
+        }
         for _ in 0...entries.count {
             admitted = [root.device: AdmittedDevice(device: root.device, key: root.key)]
             valid = Array(repeating: false, count: entries.count)
@@ -157,7 +174,7 @@ extension Container {
                 grew = false
                 for (index, entry) in entries.enumerated() where !valid[index] {
                     guard let signer = admitted[entry.writer], caps[entry.writer].map({ entry.number <= $0 }) ?? true,
-                          (try? verify(entry.envelope, entry.data, key: signer.key)) != nil else { continue }
+                          signatureHolds(index, signer.key) else { continue }
                     valid[index] = true
                     grew = true
                     for device in entry.record.admit where admitted[device.device] == nil { admitted[device.device] = device }
@@ -329,7 +346,9 @@ extension Container {
     static let checkText = "multidoc container key check"
 
     static func deriveKey(passphrase: String, salt: Data, costLog2: Int, blockSize: Int, parallelism: Int) throws(SyncError) -> SymmetricKey {
-        guard (10...20).contains(costLog2), (1...16).contains(blockSize), (1...4).contains(parallelism), salt.count >= 8 else {
+        // At most 256 MiB of memory (128·r·N·p bytes): a hostile record must not exhaust the device.
+        guard (10...20).contains(costLog2), (1...16).contains(blockSize), (1...4).contains(parallelism), salt.count >= 8,
+              128 * blockSize * (1 << costLog2) * parallelism <= 1 << 28 else {
             throw SyncError(.malformedFile, path: "identity/encryption", detail: "key derivation parameters out of range (cost 2^\(costLog2), r \(blockSize), p \(parallelism))")
         }
         do {

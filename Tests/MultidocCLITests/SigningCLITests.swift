@@ -74,9 +74,10 @@ import TestSupport
         #expect(try multidoc(["device", "remove", fingerprintA], root: rootA).status == 15)
     }
 
-    @Test func anEncryptedContainerNeedsThePassphrase() throws {
+    @Test(arguments: ["sqlite", "json"])
+    func anEncryptedContainerNeedsThePassphrase(store: String) throws {
         defer { folder.remove() }
-        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["new", "Notes", "--store", store], root: rootA).status == 0)
         #expect(try multidoc(["edit", "Notes", "--text", "the launch code is 1234"], root: rootA).status == 0)
         #expect(try text(rootB) == "the launch code is 1234")
         let passphraseFile = folder.appending("passphrase").path
@@ -100,6 +101,11 @@ import TestSupport
         #expect(wrong.stderr.contains("wrong passphrase"))
         let unlock = try multidoc(["container", "unlock", "--passphrase-file", passphraseFile], root: rootB)
         #expect(unlock.status == 0, "\(unlock.stderr)")
+        // `container dump` shows a sealed file's header, never its content.
+        let log = try #require(files.filter { $0.hasSuffix(".log") }.sorted().first)
+        let dump = try multidoc(["container", "dump", container + "/" + log])
+        #expect(dump.status == 0, "\(dump.stderr)")
+        #expect(dump.stdout.contains("sealed with the container key") && dump.stdout.contains("\"encrypted\" : true"), "\(dump.stdout)")
         let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
         #expect(try multidoc(["device", "admit", fingerprintB], root: rootA).status == 0)
         #expect(try multidoc(["edit", "Notes", "--append", " and B"], root: rootB).status == 0)
