@@ -102,8 +102,8 @@ import TestSupport
         let unlock = try multidoc(["container", "unlock", "--passphrase-file", passphraseFile], root: rootB)
         #expect(unlock.status == 0, "\(unlock.stderr)")
         // `container dump` shows a sealed file's header, never its content.
-        let log = try #require(files.filter { $0.hasSuffix(".log") }.sorted().first)
-        let dump = try multidoc(["container", "dump", container + "/" + log])
+        let info = try #require(files.filter { $0.contains("/info-") }.sorted().first)
+        let dump = try multidoc(["container", "dump", container + "/" + info])
         #expect(dump.status == 0, "\(dump.stderr)")
         #expect(dump.stdout.contains("sealed with the container key") && dump.stdout.contains("\"encrypted\" : true"), "\(dump.stdout)")
         let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
