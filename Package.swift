@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "Model", path: "Modules/Model"),
         .target(name: "FileIO", path: "Modules/FileIO"),
         .target(name: "Settings", dependencies: ["Model", "FileIO"], path: "Modules/Settings"),
-        .target(name: "Storage", dependencies: ["Model", "FileIO", "Text", grdb], path: "Modules/Storage"),
+        .target(name: "Storage", dependencies: ["Model", "FileIO", "Text", "CSQLiteConfig", grdb], path: "Modules/Storage"),
         .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO", "Text", crypto, cryptoExtras], path: "Modules/Sync"),
         .target(
             name: "Engine",
@@ -45,6 +45,7 @@ let package = Package(
         .target(name: "Text", dependencies: ["Model"], path: "Modules/Text"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
         .systemLibrary(name: "CMalloc", path: "Modules/CMalloc"),
+        .systemLibrary(name: "CSQLiteConfig", path: "Modules/CSQLiteConfig"),
         .target(
             name: "AppSupport",
             dependencies: ["Model", "FileIO", "Settings", "Storage", "Engine", "Syncthing", argumentParser, logging],

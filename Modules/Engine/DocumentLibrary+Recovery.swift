@@ -114,8 +114,12 @@ extension DocumentLibrary {
             for suffix in ["", "-wal", "-shm", "-journal"] where manager.fileExists(atPath: store.path + suffix) {
                 try manager.moveItem(atPath: store.path + suffix, toPath: aside.path + suffix)
             }
-            try manager.moveItem(at: fresh, to: store)
-            try? manager.removeItem(atPath: fresh.path + ".lock")
+            // A SQLite store's recent commits may be in its write-ahead log, which outlives the
+            // connection: it moves with the file (its index is rebuilt from it).
+            for suffix in ["", "-wal"] where suffix.isEmpty || manager.fileExists(atPath: fresh.path + suffix) {
+                try manager.moveItem(atPath: fresh.path + suffix, toPath: store.path + suffix)
+            }
+            for suffix in ["-shm", ".lock"] { try? manager.removeItem(atPath: fresh.path + suffix) }
         } catch let moveError {
             throw EngineError.storeFailed(
                 document: record.name.rawValue,

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSQLiteConfig
 import FileIO
 import Foundation
 import GRDB
@@ -98,6 +99,9 @@ public final class SQLiteDocumentStore: DocumentStore {
                 try db.execute(sql: "PRAGMA journal_mode = DELETE")
             case .wal:
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
+                // The write-ahead log outlives the connection (a durable store only: the
+                // template is read as one file). Commits are synced into it either way.
+                if durable { _ = multidoc_sqlite_keep_wal_on_close(db.sqliteConnection) }
             }
         }
         if !exists {
