@@ -141,7 +141,7 @@ extension DocumentLibrary {
         }
         if only == nil { passing += await repairDamagedRecords(container, &report).filter { $0.location == .cloud } }
         passing.sort { $0.id < $1.id }
-        var registry: [DeviceRecord]?
+        let registry = RegistrySnapshot(container)
         let registryStamp = container.peerRegistryStamp(excluding: identity.id)
         let registryChanged = scope.isFull && catalog.containerStamps["devices"] != registryStamp
         var busy: [LocalDocumentRecord] = []
@@ -156,8 +156,7 @@ extension DocumentLibrary {
                 report.skippedQuiet += 1
                 if registryChanged, mark.ownLogs > 0 {
                     // Others may have applied this device's logs since: prune what they all have.
-                    if registry == nil { registry = container.deviceRecords() }
-                    if let registry, replicator.prune(record.id, registry: registry) > 0 {
+                    if replicator.prune(record.id, registry: registry) > 0 {
                         catalog.setQuiet(record.id, nil)
                     }
                 }
@@ -179,7 +178,6 @@ extension DocumentLibrary {
                 }
             }
         }
-        if scope.isFull, !busy.isEmpty, registry == nil { registry = container.deviceRecords() }
         // Documents with something to do, a batch at a time: opened here (the handler, error
         // recovery and publishing are the library's), their store and container work run side
         // by side off the library (each on its own store), then what they did is told here.
@@ -260,7 +258,7 @@ extension DocumentLibrary {
     /// Ships, imports and (with a registry) compacts each document: side by side, each on its
     /// own store. A single document runs inline (a targeted pass after one save).
     static func work(
-        _ documents: [(LocalDocumentRecord, OpenDocument)], replicator: Replicator, compactWith registry: [DeviceRecord]?
+        _ documents: [(LocalDocumentRecord, OpenDocument)], replicator: Replicator, compactWith registry: RegistrySnapshot?
     ) async -> [Result<DocumentWork, any Error>] {
         @Sendable func one(_ record: LocalDocumentRecord, _ document: OpenDocument) -> Result<DocumentWork, any Error> {
             Result {

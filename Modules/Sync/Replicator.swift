@@ -5,6 +5,7 @@ import FileIO
 import Foundation
 import Model
 import Storage
+import Synchronization
 import Text
 
 /// Ships one device's saves into the container and imports its peers' logs: the log-shipping
@@ -461,9 +462,9 @@ public struct Replicator: Sendable {
     /// covered by one, then removes this device's logs that every registered device has
     /// applied and a baseline covers.
     ///
-    /// `registry` is every device's record (``Container/deviceRecords()``); a pass over many
-    /// documents reads it once and passes it in, since it grows with the number of documents.
-    public func compact(_ document: DocumentID, store: any DocumentStore, registry: [DeviceRecord]? = nil) throws -> CompactionReport {
+    /// `registry` is every device's record, read once for a pass over many documents and only
+    /// if one of them has logs to prune (it grows with the number of documents).
+    public func compact(_ document: DocumentID, store: any DocumentStore, registry: RegistrySnapshot? = nil) throws -> CompactionReport {
         var report = CompactionReport()
         let covered = trustedBaseline(document)?.applied ?? [:]
         var uncovered = 0
@@ -484,7 +485,7 @@ public struct Replicator: Sendable {
     /// the best baseline in the container includes (no store needed: a quiet document's logs
     /// are pruned when the registry shows its peers caught up). Returns how many were removed.
     @discardableResult
-    public func prune(_ document: DocumentID, registry: [DeviceRecord]) -> Int {
+    public func prune(_ document: DocumentID, registry: RegistrySnapshot) -> Int {
         let covering = trustedBaseline(document)?.applied[device.id] ?? 0
         return pruneLogs(document, covering: covering, registry: registry)
     }
@@ -496,10 +497,10 @@ public struct Replicator: Sendable {
         return container.baselines(document).lazy.map(\.baseline).first { trustProblem($0, latest: latest) == nil }
     }
 
-    private func pruneLogs(_ document: DocumentID, covering: UInt64, registry: [DeviceRecord]?) -> Int {
+    private func pruneLogs(_ document: DocumentID, covering: UInt64, registry: RegistrySnapshot?) -> Int {
         let candidates = container.logSequences(document, device: device.id).filter { $0 <= covering }
         guard !candidates.isEmpty else { return 0 }
-        let records = registry ?? container.deviceRecords()
+        let records = registry?.records ?? container.deviceRecords()
         guard !records.isEmpty else { return 0 }
         let everyoneHas = records.map { $0.applied[document]?[device.id] ?? 0 }.min() ?? 0
         let prunable = min(everyoneHas, covering)
@@ -533,6 +534,31 @@ public struct Replicator: Sendable {
         try container.writeJSON(
             DeviceRecord(device: device, updatedAt: now(), applied: applied, key: try? container.keys?.signingKey().publicKey), to: url,
             limit: Container.maximumRegistrySize)
+    }
+}
+
+/// Every device's registry record, read the first time something needs it: a pass over
+/// 10,000 documents needs it only when one of them has logs to prune, and each record holds an
+/// entry per document, so reading them all costs a fifth of a `list` at that size.
+public final class RegistrySnapshot: Sendable {
+    private let container: Container
+    private let loaded = Mutex<[DeviceRecord]?>(nil)
+
+    public init(_ container: Container) { self.container = container }
+
+    /// Taken as given (tests).
+    public init(_ container: Container, records: [DeviceRecord]) {
+        self.container = container
+        loaded.withLock { $0 = records }
+    }
+
+    public var records: [DeviceRecord] {
+        loaded.withLock { loaded in
+            if let loaded { return loaded }
+            let records = container.deviceRecords()
+            loaded = records
+            return records
+        }
     }
 }
 

@@ -236,7 +236,7 @@ import TestSupport
         // A writes a baseline and prunes with only itself registered.
         try a.replicator.register(applied: [doc: [a.identity.id: 3]])
         let store = try a.store(doc)
-        let compaction = try a.replicator.compact(doc, store: store, registry: Container(root: harness.container).deviceRecords())
+        let compaction = try a.replicator.compact(doc, store: store, registry: RegistrySnapshot(Container(root: harness.container)))
         store.close()
         #expect(compaction.prunedLogs == 3)
         #expect(Container(root: harness.container).logSequences(doc, device: a.identity.id).isEmpty)

@@ -72,7 +72,7 @@ import TestSupport
             try device.replicator.register(applied: [doc: [a.identity.id: 4]])
         }
         let lie = try lyingBaseline(container, writer: b.identity.id, applied: [a.identity.id: 4], objects: false)
-        #expect(a.replicator.prune(doc, registry: container.deviceRecords()) == 0)
+        #expect(a.replicator.prune(doc, registry: RegistrySnapshot(container)) == 0)
         #expect(container.logSequences(doc, device: a.identity.id) == [1, 2, 3, 4])
         // A newcomer still builds the document from the logs, and is told about the baseline.
         let report = try c.importPending(doc)
