@@ -1,4 +1,5 @@
 import Foundation
+import Model
 
 /// Pretty-printed JSON written straight into bytes, in the exact form `JSONEncoder` gives with
 /// `[.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]` and ISO 8601 dates: the form every
@@ -95,25 +96,5 @@ public struct JSONObject: Sendable {
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped, everything else as is.
-    static func quote(_ text: String, into bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
-            case 0x08: bytes.append(contentsOf: #"\b"#.utf8)
-            case 0x0C: bytes.append(contentsOf: #"\f"#.utf8)
-            case 0x0A: bytes.append(contentsOf: #"\n"#.utf8)
-            case 0x0D: bytes.append(contentsOf: #"\r"#.utf8)
-            case 0x09: bytes.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: #"\u00"#.utf8)
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0x0F)])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
+    static func quote(_ text: String, into bytes: inout [UInt8]) { JSONQuote.append(text, to: &bytes) }
 }

@@ -186,7 +186,7 @@ extension Container {
         return envelope
     }
 
-    private func unseal(_ envelope: inout ContainerEnvelope, keys: ContainerKeys, container: UUID) throws(LogDecodingError) {
+    func unseal(_ envelope: inout ContainerEnvelope, keys: ContainerKeys, container: UUID) throws(LogDecodingError) {
         guard let sealing = keys.sealingKey(for: container) else {
             throw LogDecodingError(reason: "encrypted, and this device does not hold the container key (`multidoc container unlock`)")
         }
@@ -210,6 +210,10 @@ extension Container {
         guard let keys, let root = keys.policy.root else { return (0, []) }
         let encrypted = keys.policy.encryption != nil
         var urls = [deviceRecordURL(device)]
+        // The identity files it seeded or moved to format 2: signed, they count in the election
+        // of a signed container like any other identity an admitted device wrote.
+        urls += listNames(identityDirectory).filter { $0 == "\(device).json" || $0.hasSuffix(".\(device).json") }
+            .map { identityDirectory.appendingPathComponent($0, isDirectory: false) }
         urls += listNames(tombstonesDirectory).filter { $0.hasSuffix(".\(device).json") }.map { tombstonesDirectory.appendingPathComponent($0, isDirectory: false) }
         for id in documentIDs() {
             urls.append(infoURL(id, device: device))

@@ -231,9 +231,7 @@ extension Container {
                   envelope.kind == .registry, DeviceID(envelope.header.writer) == device, envelope.header.container == root.container
             else { return nil }
             if envelope.isEncrypted {
-                guard let sealing = keys.sealingKey(for: root.container), let box = try? ChaChaPoly.SealedBox(combined: envelope.payload),
-                      let opened = try? ChaChaPoly.open(box, using: sealing, authenticating: envelope.associatedData) else { return nil }
-                envelope.payload = Array(opened)
+                guard (try? unseal(&envelope, keys: keys, container: root.container)) != nil else { return nil }
             }
             guard let record = try? Self.decodeJSON(DeviceRecord.self, from: Data(envelope.payload)), record.device == device,
                   let key = record.key, (try? Self.verify(envelope, data, key: key)) != nil else { return nil }

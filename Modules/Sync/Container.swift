@@ -549,9 +549,20 @@ public struct Container: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
         encoder.dateEncodingStrategy = .millisecondsSince1970
+        let data: Data
+        do {
+            data = try encoder.encode(value)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: "\(error)")
+        }
+        try writeRecord(data, to: url, limit: limit)
+    }
+
+    /// Writes a record's JSON (signed and sealed first in a signed container), atomically.
+    func writeRecord(_ json: Data, to url: URL, limit: Int) throws(SyncError) {
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
-            var data = try encoder.encode(value)
+            var data = json
             if let sealed = try sealRecord(data, at: url) { data = Data(sealed) }
             // A device never writes a file its peers would refuse.
             guard data.count <= limit else {

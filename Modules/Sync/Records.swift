@@ -101,6 +101,52 @@ public struct DeviceRecord: Codable, Sendable, Hashable {
     }
 }
 
+extension DeviceRecord {
+    /// The record as compact JSON with sorted keys, written by hand: a registry entry holds a
+    /// map per document, and JSONEncoder's tree of 10,000 of them (pretty-printed, 1 MB) was a
+    /// daemon's peak memory at that size. Read back by JSONDecoder like any record.
+    func encodedJSON() -> Data {
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + applied.count * 88)
+        func raw(_ text: String) { out.append(contentsOf: text.utf8) }
+        func string(_ text: String) { JSONQuote.append(text, to: &out) }
+        raw(#"{"applied":{"#)
+        var first = true
+        for (document, devices) in applied.sorted(by: { $0.key < $1.key }) {
+            if !first { raw(",") }
+            first = false
+            string(document.description)
+            raw(":{")
+            var firstDevice = true
+            for (origin, sequence) in devices.sorted(by: { $0.key < $1.key }) {
+                if !firstDevice { raw(",") }
+                firstDevice = false
+                string(origin.description)
+                raw(":\(sequence)")
+            }
+            raw("}")
+        }
+        raw(#"},"device":"#)
+        string(device.description)
+        if let fingerprint {
+            raw(#","fingerprint":"#)
+            string(fingerprint)
+        }
+        raw(#","format":\#(format)"#)
+        if let key {
+            raw(#","key":"#)
+            string(key.base64EncodedString())
+        }
+        raw(#","model":"#)
+        string(model)
+        raw(#","name":"#)
+        string(name)
+        if let reads { raw(#","reads":\#(reads)"#) }
+        raw(#","updatedAt":\#(updatedAt.clampedMilliseconds)}"#)
+        return Data(out)
+    }
+}
+
 /// A snapshot of a document's state at a known set of applied logs: enough to build the
 /// document from scratch and go on with the logs after it.
 public struct Baseline: Codable, Sendable, Hashable {

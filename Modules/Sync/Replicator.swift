@@ -531,9 +531,8 @@ public struct Replicator: Sendable {
         // The caller decides whether it changed (the Engine keeps a digest of what it last
         // wrote): reading a registry of 10,000 documents back to compare cost more than writing.
         let url = container.deviceRecordURL(device.id)
-        try container.writeJSON(
-            DeviceRecord(device: device, updatedAt: now(), applied: applied, key: try? container.keys?.signingKey().publicKey), to: url,
-            limit: Container.maximumRegistrySize)
+        let record = DeviceRecord(device: device, updatedAt: now(), applied: applied, key: try? container.keys?.signingKey().publicKey)
+        try container.writeRecord(record.encodedJSON(), to: url, limit: Container.maximumRegistrySize)
     }
 }
 

@@ -90,6 +90,26 @@ import TestSupport
         ])
         #expect(container.relativePath(of: folder.url.deletingLastPathComponent()) == nil)
     }
+
+    /// A registry entry is written by hand (JSONEncoder's tree of a map per document was a
+    /// daemon's peak memory at 10,000 documents): it must read back as exactly what was written,
+    /// names with quotes, backslashes, control characters and accents included.
+    @Test func aRegistryEntryWrittenByHandReadsBackAsWritten() throws {
+        let device = DeviceIdentity(id: Fixed.device(1), name: "Ann's \"laptop\"\n\u{1}é", model: "Test\\Model")
+        var applied: [DocumentID: [DeviceID: UInt64]] = [:]
+        for n in 0..<50 { applied[DocumentID(Fixed.uuid(n))] = [Fixed.device(1): UInt64(n), Fixed.device(2): UInt64(1) << 52] }
+        applied[DocumentID(Fixed.uuid(99))] = [:]
+        let record = DeviceRecord(
+            device: device, updatedAt: Date(timeIntervalSince1970: 1_700_000_000.123), applied: applied, key: Array(repeating: 7, count: 32))
+        let json = record.encodedJSON()
+        let decoded = try Container.decodeJSON(DeviceRecord.self, from: json)
+        #expect(decoded.applied == record.applied)
+        #expect(decoded.name == record.name && decoded.model == record.model && decoded.device == record.device)
+        #expect(decoded.key == record.key && decoded.fingerprint == record.fingerprint && decoded.reads == record.reads)
+        #expect(decoded.format == record.format)
+        #expect(abs(decoded.updatedAt.timeIntervalSince1970 - record.updatedAt.timeIntervalSince1970) < 0.001)
+        #expect(!json.contains(UInt8(ascii: "\n")), "compact: one line")
+    }
 }
 
 final class Heard: @unchecked Sendable {
