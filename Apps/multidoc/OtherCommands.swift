@@ -362,6 +362,7 @@ struct ContainerCommand: AsyncParsableCommand {
             var documents: Int
             var tombstones: Int
             var logs: Int
+            var trust: TrustState?
         }
 
         func run() async throws {
@@ -378,12 +379,17 @@ struct ContainerCommand: AsyncParsableCommand {
                 let output = Output(
                     path: container.root.path, containerID: summary.identity?.containerID.uuidString.lowercased(), format: summary.identity?.format,
                     devices: summary.devices.map { "\($0.name) (\($0.device))" }, documents: summary.documents,
-                    tombstones: summary.tombstones, logs: summary.logs)
+                    tombstones: summary.tombstones, logs: summary.logs, trust: summary.trust)
                 if options.json { try printJSON(output); return }
                 print("container:  \(output.path)")
                 print("identity:   \(output.containerID ?? "not seeded") format \(output.format.map(String.init) ?? "-")")
                 print("devices:    \(output.devices.joined(separator: ", "))")
                 print("documents:  \(output.documents) (\(output.logs) logs), tombstones: \(output.tombstones)")
+                if let trust = output.trust {
+                    print("trust:      signed\(trust.encrypted ? " and encrypted" : ""), root \(trust.root); \(trust.admitted) admitted, \(trust.askingToJoin) asking to join, \(trust.removed) removed ('multidoc device list')")
+                } else {
+                    print("trust:      not signed: anyone who can write into the folder is trusted ('multidoc container upgrade --sign')")
+                }
             }
         }
     }

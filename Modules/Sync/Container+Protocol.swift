@@ -270,6 +270,17 @@ public struct ContainerSummary: Sendable {
     public var documents: Int
     public var tombstones: Int
     public var logs: Int
+    /// Who may write (Docs/SECURITY.md): nil for an unsigned container.
+    public var trust: TrustState?
+}
+
+/// A signed container's trust, as `container status` shows it.
+public struct TrustState: Sendable, Encodable {
+    public var root: String
+    public var encrypted: Bool
+    public var admitted: Int
+    public var removed: Int
+    public var askingToJoin: Int
 }
 
 extension Container {
@@ -296,7 +307,16 @@ extension Container {
         let logs = documents.reduce(0) { total, id in
             total + logDevices(id).reduce(0) { $0 + logSequences(id, device: $1).count }
         }
+        // The trust this device remembers, or else what the container's records say.
+        if let id = identity?.containerID, keys?.policy.root == nil { loadTrust(container: id, remembered: nil) }
+        let trust = keys.flatMap { keys -> TrustState? in
+            let policy = keys.policy
+            guard let root = policy.root else { return nil }
+            return TrustState(
+                root: KeyFingerprint(publicKey: root.key).description, encrypted: policy.encryption != nil, admitted: policy.admitted.count,
+                removed: policy.removed.count, askingToJoin: joinRequests().count)
+        }
         return ContainerSummary(
-            identity: identity, devices: deviceRecords(), documents: documents.count, tombstones: tombstones().count, logs: logs)
+            identity: identity, devices: deviceRecords(), documents: documents.count, tombstones: tombstones().count, logs: logs, trust: trust)
     }
 }
