@@ -242,6 +242,13 @@ struct DocumentCatalog: Sendable {
         return stamp == entry(id)?.stamp
     }
 
+    /// Makes room for `count` more documents at once (a first pass discovering 10,000 grew the
+    /// table step by step, each step holding the old table and the new).
+    mutating func reserve(more count: Int) {
+        guard count > 64 else { return }
+        entries.reserveCapacity(entries.count + count)
+    }
+
     /// Notes a record this process just wrote.
     mutating func wrote(_ record: LocalDocumentRecord, _ root: DeviceRoot) {
         guard let stamp = FileIdentity(path: root.recordURL(record.id).path) else { return }
@@ -360,8 +367,16 @@ struct DocumentCatalog: Sendable {
             let lines = 1 + containerStamps.count + (registration == nil ? 0 : 1) + entries.count + unparsed.count
             text = Self.header + "\t\(lines)\n"
             sharedLines()
-            for entry in entries.values { text += entry.line + "\n" }
-            var data = Data(text.utf8)
+            // Straight into one buffer of about the file's size: a String grown line by line
+            // and then copied into Data peaked at three times the catalog (11 MB of a daemon's
+            // memory at 10,000 documents).
+            var data = Data()
+            data.reserveCapacity(text.utf8.count + (entries.count + unparsed.count) * 640)
+            data.append(contentsOf: text.utf8)
+            for entry in entries.values {
+                data.append(contentsOf: entry.line.utf8)
+                data.append(UInt8(ascii: "\n"))
+            }
             for line in unparsed.values {
                 data.append(contentsOf: line)
                 data.append(UInt8(ascii: "\n"))

@@ -80,17 +80,15 @@ extension DocumentLibrary {
     /// A pass that looks at the container's identity and trust records again (a long-lived
     /// library, the daemon's or the TUI's, may not have since they changed).
     /// - Throws: the pass's container error.
-    private func refreshTrust() async throws -> SyncReport {
+    private func refreshTrust() async throws {
         identityChecked = false
-        let report = await sync(documents: [])
-        if let error = report.containerError { throw error }
-        return report
+        if let error = await sync(documents: []).containerError { throw error }
     }
 
     /// The devices of the container and where each stands (`multidoc device list`).
     public func deviceList() async throws -> DeviceList {
         let replicator = try usableCloud()
-        let report = try await refreshTrust()
+        try await refreshTrust()
         let container = replicator.container
         let summary = container.trustSummary()
         let policy = summary.policy
@@ -127,11 +125,11 @@ extension DocumentLibrary {
 
     /// Admits the devices asking to join whose fingerprints are `fingerprints` (after the user
     /// compared them with what those devices show). Returns the names admitted.
-    /// - Throws: ``EngineError/notAdmitted(_:)`` when a fingerprint matches no request (or
-    ///   several), or this device may not admit.
+    /// - Throws: ``EngineError/trust(_:)`` when a fingerprint matches no request (or several),
+    ///   or this device may not admit.
     public func admit(fingerprints: [String]) async throws -> [String] {
         let replicator = try usableCloud()
-        _ = try await refreshTrust()
+        try await refreshTrust()
         let requests = replicator.container.joinRequests()
         var chosen: [JoinRequest] = []
         for text in fingerprints {
@@ -159,7 +157,7 @@ extension DocumentLibrary {
     /// as far as this device has it, stays accepted; nothing it signs later is.
     public func removeDevice(_ query: String) async throws -> String {
         let replicator = try usableCloud()
-        _ = try await refreshTrust()
+        try await refreshTrust()
         let policy = keys.policy
         let records = Dictionary(replicator.container.deviceRecords().map { ($0.device, $0.name) }, uniquingKeysWith: { first, _ in first })
         let matches = policy.admitted.values.filter { admitted in
@@ -253,7 +251,7 @@ extension DocumentLibrary {
     /// Keeps the key of this encrypted container, derived from `passphrase`.
     public func unlockContainer(passphrase: String) async throws -> Bool {
         let replicator = try usableCloud()
-        _ = try await refreshTrust()
+        try await refreshTrust()
         do {
             guard try replicator.container.unlock(passphrase: passphrase) else { return false }
         } catch {

@@ -436,6 +436,7 @@ extension DocumentLibrary {
             localRecord(info.document) != nil || (catalog.damaged[info.document] != nil && holdsMoreThanItsRecord(info.document))
         }
         for file in discovery.problems { quarantine(file, in: &report) }
+        catalog.reserve(more: discovery.found.count)
         for info in discovery.found {
             let record = LocalDocumentRecord(
                 id: info.document, name: info.name, store: StoreKind(rawValue: settings.store) ?? .sqlite, origin: .discovered,
