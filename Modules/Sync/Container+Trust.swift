@@ -244,6 +244,7 @@ extension Container {
         let policy = keys?.policy ?? ContainerPolicy()
         var problems: [QuarantinedFile] = []
         if let root = policy.root { problems = loadTrust(container: root.container, remembered: root).problems }
+        // The policy as just read again.
         return TrustSummary(policy: keys?.policy ?? policy, requests: joinRequests(), problems: problems)
     }
 
