@@ -285,7 +285,11 @@ extension Container {
             let prefix = "\(Self.admissionPrefix)\(keys.device)."
             return name.hasPrefix(prefix) ? UInt64(name.dropFirst(prefix.count)) : nil
         }
-        let number = (numbers.max() ?? 0) + 1
+        // A name numbered past any real count (planted, say) must not make the next one overflow.
+        let (number, overflow) = (numbers.max() ?? 0).addingReportingOverflow(1)
+        guard !overflow, number <= ContainerBounds.maximumSequence else {
+            throw SyncError(.writeFailed, path: identityDirectory.path, detail: "this device's admission records are numbered up to \(numbers.max() ?? 0), past what a device writes; remove the stray file named admitted.\(keys.device).<that number>")
+        }
         let url = identityDirectory.appendingPathComponent("\(Self.admissionPrefix)\(keys.device).\(number)", isDirectory: false)
         guard let sealed = try sealRecord(Self.encodeJSON(AdmissionRecord(admit: admit, remove: remove)), at: url, place: number) else {
             throw SyncError(.notAdmitted, path: root.path, detail: "the container is not signed")

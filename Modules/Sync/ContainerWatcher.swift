@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Model
 import Synchronization
 
 /// Watches a folder tree with inotify (one watch per directory, added as directories appear)
@@ -19,8 +20,52 @@ public final class ContainerWatcher: Sendable {
     }
 
     private struct State {
-        var watches: [Int32: String] = [:]
+        /// Each watched folder as its parent's watch and its name: a path per folder (four
+        /// per document, 10,000 documents) was 4.5 MB of a daemon's memory; most names are
+        /// UUIDs, kept as their 16 bytes.
+        var watches: [Int32: Watched] = [:]
         var stopped = false
+
+        /// The folder's path, from the root's (nil: a folder on the way is no longer watched).
+        func path(of descriptor: Int32, root: String) -> String? {
+            var names: [String] = []
+            var current = descriptor
+            while let folder = watches[current] {
+                guard let parent = folder.parent else {
+                    return names.reversed().reduce(root) { $0 + "/" + $1 }
+                }
+                guard names.count < 64 else { return nil }
+                names.append(folder.name.text)
+                current = parent
+            }
+            return nil
+        }
+    }
+
+    /// A watched folder: its parent's watch (nil for the root) and its name.
+    private struct Watched {
+        var parent: Int32?
+        var name: Name
+    }
+
+    private enum Name {
+        case uuid(UUID)
+        case text(String)
+
+        init(_ name: String) {
+            if name.utf8.count == 36, let uuid = UUIDText.parse(name), UUIDText.lowercase(uuid) == name {
+                self = .uuid(uuid)
+            } else {
+                self = .text(name)
+            }
+        }
+
+        var text: String {
+            switch self {
+            case .uuid(let uuid): UUIDText.lowercase(uuid)
+            case .text(let text): text
+            }
+        }
     }
 
     private let root: URL
@@ -73,21 +118,23 @@ public final class ContainerWatcher: Sendable {
     /// Watches `path` and every folder under it. Symbolic links are never followed (a link
     /// loop in the container would otherwise recurse forever), and a folder already watched
     /// (same device and inode) is not walked twice.
-    private func addWatches(under path: String) {
+    /// `parent`: the watch of the folder `path` lies in, and its name there (nil: the root).
+    private func addWatches(under path: String, parent: (descriptor: Int32, name: String)? = nil) {
         var visited: Set<FolderKey> = []
-        addWatches(under: path, visited: &visited)
+        addWatches(under: path, parent: parent, visited: &visited)
     }
 
-    private func addWatches(under path: String, visited: inout Set<FolderKey>) {
+    private func addWatches(under path: String, parent: (descriptor: Int32, name: String)?, visited: inout Set<FolderKey>) {
         // The root may be given through a link; nothing under it is followed.
         guard let key = FolderKey(path: path, followingLink: path == root.path), visited.insert(key).inserted else { return }
         let flags = path == root.path ? Self.mask : Self.mask | UInt32(IN_DONT_FOLLOW)
         let descriptor = inotify_add_watch(fd, path, flags)
         guard descriptor >= 0 else { return }
-        state.withLock { $0.watches[descriptor] = path }
+        let watched = parent.map { Watched(parent: $0.descriptor, name: Name($0.name)) } ?? Watched(parent: nil, name: .text(""))
+        state.withLock { $0.watches[descriptor] = watched }
         for name in Self.names(in: path) where !name.hasPrefix(".") {
             let child = path + "/" + name
-            if FolderKey(path: child) != nil { addWatches(under: child, visited: &visited) }
+            if FolderKey(path: child) != nil { addWatches(under: child, parent: (descriptor, name), visited: &visited) }
         }
     }
 
@@ -167,13 +214,19 @@ public final class ContainerWatcher: Sendable {
             continuation.yield(.rescan)
             return
         }
-        let directory = state.withLock { $0.watches[event.wd] }
+        let (known, directory) = state.withLock { state in (state.watches[event.wd] != nil, state.path(of: event.wd, root: root.path)) }
         if event.mask & UInt32(IN_IGNORED) != 0 {
             state.withLock { $0.watches[event.wd] = nil }
             if directory == root.path { continuation.yield(.rescan) }
             return
         }
-        guard let directory else { return }
+        guard known else { return }
+        guard let directory else {
+            // A folder whose parent's watch is gone (removed and made again in between): look
+            // at everything rather than guess its path.
+            continuation.yield(.rescan)
+            return
+        }
         if event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
             if directory == root.path { continuation.yield(.rescan) }
             return
@@ -182,7 +235,7 @@ public final class ContainerWatcher: Sendable {
         if event.mask & UInt32(IN_ISDIR) != 0, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
             // Watch the new folder, then report what is already in it: files may have landed
             // before the watch existed.
-            addWatches(under: path)
+            addWatches(under: path, parent: (event.wd, name))
             for relative in Self.files(under: path) {
                 continuation.yield(.changed(URL(fileURLWithPath: path + "/" + relative)))
             }

@@ -242,6 +242,28 @@ import TestSupport
         #expect(try c.text(doc) == "secret")
     }
 
+    @Test func plantedTrustRecordsCrashNothing() throws {
+        let signed = try signed(.memory)
+        defer { signed.harness.folder.remove() }
+        let container = signed.a.replicator.container
+        // A name numbered at the very end, garbage, a huge file, a folder: none is taken, and the
+        // next admission is refused with a message instead of overflowing.
+        for (name, bytes) in [
+            ("admitted.\(signed.a.identity.id).\(UInt64.max)", [UInt8](repeating: 0, count: 10)),
+            ("admitted.\(signed.a.identity.id).7", Array("MDC2 garbage".utf8)),
+            ("signing.\(Fixed.device(9))", [UInt8](repeating: 0xFF, count: 100_000)),
+            ("encryption.\(Fixed.device(9))", Array("{}".utf8)),
+        ] {
+            try Data(bytes).write(to: container.identityDirectory.appendingPathComponent(name))
+        }
+        try FileManager.default.createDirectory(at: container.identityDirectory.appendingPathComponent("admitted.x.1"), withIntermediateDirectories: true)
+        let loaded = container.loadTrust(container: containerID, remembered: signed.root)
+        #expect(loaded.root == signed.root)
+        #expect(loaded.problems.count >= 3, "\(loaded.problems)")
+        #expect(container.keys?.policy.admitted.count == 2)
+        #expect(throws: SyncError.self) { try container.writeAdmission(admit: [], remove: []) }
+    }
+
     @Test(arguments: [SyncBackend.sqlite, .json])
     func unsignedFilesInASignedContainerAreRefused(backend: SyncBackend) throws {
         let signed = try signed(backend)
