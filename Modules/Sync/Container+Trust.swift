@@ -369,18 +369,6 @@ extension Container {
         encoder.dateEncodingStrategy = .millisecondsSince1970
         return (try? encoder.encode(value)) ?? Data()
     }
-
-    /// Writes finished bytes atomically (a trust record).
-    func writeRaw(_ data: Data, to url: URL) throws(SyncError) {
-        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
-        do {
-            try AtomicFile.makeDirectory(url.deletingLastPathComponent())
-            try AtomicFile.write(data, to: url)
-        } catch {
-            throw SyncError(.writeFailed, path: url.path, detail: error.description)
-        }
-        didChangeFile(url)
-    }
 }
 
 extension Container {

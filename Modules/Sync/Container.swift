@@ -560,20 +560,24 @@ public struct Container: Sendable {
 
     /// Writes a record's JSON (signed and sealed first in a signed container), atomically.
     func writeRecord(_ json: Data, to url: URL, limit: Int) throws(SyncError) {
+        var data = json
+        if let sealed = try sealRecord(data, at: url) { data = Data(sealed) }
+        // A device never writes a file its peers would refuse.
+        guard data.count <= limit else {
+            throw SyncError(.writeFailed, path: url.path, detail: "\(data.count) bytes, more than the \(limit) bytes a reader accepts")
+        }
+        try writeRaw(data, to: url)
+    }
+
+    /// Writes finished bytes atomically (temporary dot-name, fsync, rename, fsync directory),
+    /// never through a link.
+    func writeRaw(_ data: Data, to url: URL) throws(SyncError) {
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
-            var data = json
-            if let sealed = try sealRecord(data, at: url) { data = Data(sealed) }
-            // A device never writes a file its peers would refuse.
-            guard data.count <= limit else {
-                throw SyncError(.writeFailed, path: url.path, detail: "\(data.count) bytes, more than the \(limit) bytes a reader accepts")
-            }
             try AtomicFile.makeDirectory(url.deletingLastPathComponent())
             try AtomicFile.write(data, to: url)
-        } catch let error as SyncError {
-            throw error
         } catch {
-            throw SyncError(.writeFailed, path: url.path, detail: "\(error)")
+            throw SyncError(.writeFailed, path: url.path, detail: error.description)
         }
         didChange(url)
     }
