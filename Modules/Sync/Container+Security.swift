@@ -165,17 +165,17 @@ extension Container {
             if envelope.isEncrypted { try unseal(&envelope, keys: keys, container: envelope.header.container) }
             return envelope
         }
-        guard envelope.isSigned, let signature = envelope.signature, let signedLength = envelope.signedLength else {
+        guard envelope.isSigned else {
             throw LogDecodingError(reason: "refused: unsigned, in a signed container (claimed writer \(claimed))")
         }
         guard envelope.header.container == root.container else {
             throw LogDecodingError(reason: "refused: signed for container \(envelope.header.container.uuidString.lowercased()), not this one (claimed writer \(claimed)); a file copied from elsewhere")
         }
         let key = try policy.key(for: claimed, kind: kind, document: document, place: envelope.header.place).get()
-        guard KeyFingerprint(publicKey: key).bytes == envelope.header.fingerprint,
-              DeviceKey.isValid(signature: signature, of: bytes[0..<signedLength], publicKey: Array(key))
-        else {
-            throw LogDecodingError(reason: "refused: bad signature (claimed writer \(claimed), whose admitted key is \(KeyFingerprint(publicKey: key))); forged or damaged")
+        do {
+            try Self.verify(envelope, bytes, key: key)
+        } catch {
+            throw LogDecodingError(reason: "refused: \(error.reason)")
         }
         if envelope.isEncrypted {
             try unseal(&envelope, keys: keys, container: root.container)
@@ -200,6 +200,18 @@ extension Container {
 }
 
 extension Container {
+    /// An envelope this device wrote, signed (and sealed) again as the container's policy now
+    /// wants it; nil when it already is (sealed, or signed for this container where nothing
+    /// asks for sealing). For files written before the container was signed or encrypted.
+    func resealed(envelope data: Data) throws -> [UInt8]? {
+        guard let policy = keys?.policy, let root = policy.root else { return nil }
+        var envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: data.count)
+        if envelope.isEncrypted || (envelope.isSigned && envelope.header.container == root.container && policy.encryption == nil) { return nil }
+        envelope.flags = 0
+        envelope.signature = nil
+        return try seal(envelope)
+    }
+
     /// Signs (and, in an encrypted container, seals) every file `device` wrote that is not yet
     /// so: done once when a device first sees its container signed or encrypted. Logs keep
     /// their content and name (importing one twice changes nothing), so peers that applied the
@@ -208,7 +220,6 @@ extension Container {
     /// ones that could not be.
     public func resealOwnFiles(device: DeviceID) -> (resealed: Int, problems: [QuarantinedFile]) {
         guard let keys, let root = keys.policy.root else { return (0, []) }
-        let encrypted = keys.policy.encryption != nil
         var urls = [deviceRecordURL(device)]
         // The identity files it seeded or moved to format 2: signed, they count in the election
         // of a signed container like any other identity an admitted device wrote.
@@ -227,11 +238,7 @@ extension Container {
                 let data = try readFile(url, limit: TransactionLog.maximumFileSize)
                 let sealed: [UInt8]?
                 if ContainerEnvelope.isEnvelope(data) {
-                    var envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: data.count)
-                    if envelope.isEncrypted || (envelope.isSigned && envelope.header.container == root.container && !encrypted) { continue }
-                    envelope.flags = 0
-                    envelope.signature = nil
-                    sealed = try seal(envelope)
+                    sealed = try resealed(envelope: data)
                 } else if let place = filePlace(of: url), place.kind == .log, let sequence = place.place {
                     let id = DocumentID(place.document)
                     let log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence)

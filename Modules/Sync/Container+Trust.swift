@@ -67,13 +67,13 @@ extension Container {
         for name in names where name.hasPrefix(Self.signingPrefix) {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             do {
-                let (envelope, data) = try readEnvelope(url, kind: .identity)
+                let (envelope, bytes) = try readEnvelope(url, kind: .identity)
                 let record = try Self.decodeJSON(SigningRecord.self, from: Data(envelope.payload))
                 guard record.container == id, envelope.header.container == id else { continue }
                 guard name == Self.signingPrefix + record.device.description, DeviceID(envelope.header.writer) == record.device else {
                     throw LogDecodingError(reason: "names device \(record.device) but lies under another name")
                 }
-                try Self.verify(envelope, data, key: record.key)
+                try Self.verify(envelope, bytes, key: record.key)
                 candidates.append((SigningRoot(container: id, device: record.device, key: record.key), record.signedAt))
             } catch {
                 problems.append(QuarantinedFile(url: url, reason: "signing record not taken: \(Self.summarize(error))"))
@@ -116,7 +116,7 @@ extension Container {
         var number: UInt64
         var record: AdmissionRecord
         var envelope: ContainerEnvelope
-        var data: Data
+        var bytes: [UInt8]
     }
 
     /// The most admission records read: a container flooded with them is refused beyond this
@@ -134,12 +134,12 @@ extension Container {
                 guard let place = filePlace(of: url), let writer = place.writer, let number = place.place else {
                     throw LogDecodingError(reason: "not named admitted.<device>.<number>")
                 }
-                let (envelope, data) = try readEnvelope(url, kind: .admission)
+                let (envelope, bytes) = try readEnvelope(url, kind: .admission)
                 guard DeviceID(envelope.header.writer) == writer, envelope.header.place == number else {
                     throw LogDecodingError(reason: "its header names another device or number than its name")
                 }
                 let record = try Self.decodeJSON(AdmissionRecord.self, from: Data(envelope.payload))
-                return AdmissionEntry(url: url, writer: writer, number: number, record: record, envelope: envelope, data: data)
+                return AdmissionEntry(url: url, writer: writer, number: number, record: record, envelope: envelope, bytes: bytes)
             } catch {
                 problems.append(QuarantinedFile(url: url, reason: "admission record not taken: \(Self.summarize(error))"))
                 return nil
@@ -162,7 +162,7 @@ extension Container {
         var checked: [Int: (key: Data, good: Bool)] = [:]
         func signatureHolds(_ index: Int, _ key: Data) -> Bool {
             if let done = checked[index], done.key == key { return done.good }
-            let good = (try? verify(entries[index].envelope, entries[index].data, key: key)) != nil
+            let good = (try? verify(entries[index].envelope, entries[index].bytes, key: key)) != nil
             checked[index] = (key, good)
             return good
         }
@@ -199,20 +199,23 @@ extension Container {
     }
 
     /// Reads an envelope of `kind` without checking its signature (the caller knows the key).
-    private func readEnvelope(_ url: URL, kind: ContainerEnvelope.Kind) throws -> (ContainerEnvelope, Data) {
-        let data = try readFile(url, limit: Self.maximumRecordSize)
-        let envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: data.count)
+    private func readEnvelope(_ url: URL, kind: ContainerEnvelope.Kind) throws -> (ContainerEnvelope, [UInt8]) {
+        let bytes = Array(try readFile(url, limit: Self.maximumRecordSize))
+        let envelope = try ContainerEnvelope(decoding: bytes, maximumPayload: bytes.count)
         guard envelope.kind == kind else { throw LogDecodingError(reason: "is a \(envelope.kind.name) file where a \(kind.name) belongs") }
-        return (envelope, data)
+        return (envelope, bytes)
     }
 
-    static func verify(_ envelope: ContainerEnvelope, _ data: Data, key: Data) throws(LogDecodingError) {
-        guard envelope.isSigned, let signature = envelope.signature, let length = envelope.signedLength else {
+    /// Checks that `envelope`, read from `bytes`, carries `key`'s signature over every byte
+    /// before it (the one signature check, for every kind of file).
+    static func verify(_ envelope: ContainerEnvelope, _ bytes: [UInt8], key: Data) throws(LogDecodingError) {
+        guard envelope.isSigned, let signature = envelope.signature, let length = envelope.signedLength, length <= bytes.count else {
             throw LogDecodingError(reason: "unsigned")
         }
         guard KeyFingerprint(publicKey: key).bytes == envelope.header.fingerprint,
-              DeviceKey.isValid(signature: signature, of: data.prefix(length), publicKey: Array(key)) else {
-            throw LogDecodingError(reason: "bad signature (claimed writer \(DeviceID(envelope.header.writer)))")
+              DeviceKey.isValid(signature: signature, of: bytes[0..<length], publicKey: Array(key)) else {
+            throw LogDecodingError(
+                reason: "bad signature (claimed writer \(DeviceID(envelope.header.writer)), whose key is \(KeyFingerprint(publicKey: key))); forged or damaged")
         }
     }
 
@@ -226,15 +229,15 @@ extension Container {
         return listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap { name -> JoinRequest? in
             let url = devicesDirectory.appendingPathComponent(name, isDirectory: false)
             guard let device = DeviceID(String(name.dropLast(5))), policy.admitted[device] == nil, policy.removed[device] == nil,
-                  let data = try? readFile(url, limit: Self.maximumRegistrySize),
-                  var envelope = try? ContainerEnvelope(decoding: Array(data), maximumPayload: data.count),
+                  let bytes = try? Array(readFile(url, limit: Self.maximumRegistrySize)),
+                  var envelope = try? ContainerEnvelope(decoding: bytes, maximumPayload: bytes.count),
                   envelope.kind == .registry, DeviceID(envelope.header.writer) == device, envelope.header.container == root.container
             else { return nil }
             if envelope.isEncrypted {
                 guard (try? unseal(&envelope, keys: keys, container: root.container)) != nil else { return nil }
             }
             guard let record = try? Self.decodeJSON(DeviceRecord.self, from: Data(envelope.payload)), record.device == device,
-                  let key = record.key, (try? Self.verify(envelope, data, key: key)) != nil else { return nil }
+                  let key = record.key, (try? Self.verify(envelope, bytes, key: key)) != nil else { return nil }
             return JoinRequest(device: device, name: record.name, model: record.model, key: key)
         }
     }

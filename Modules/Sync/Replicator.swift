@@ -202,18 +202,10 @@ public struct Replicator: Sendable {
     /// not know it was, signed now and kept so in the outbox before they are shipped: a retry
     /// after a crash then writes the same bytes.
     private func resealed(_ outbox: [UInt64: Data], in store: any DocumentStore) throws -> [UInt64: Data] {
-        guard let policy = container.keys?.policy, policy.isSigned else { return outbox }
+        guard container.keys?.policy.isSigned == true else { return outbox }
         var changed: [UInt64: Data] = [:]
         for (sequence, data) in outbox where ContainerEnvelope.isEnvelope(data) {
-            let envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: TransactionLog.maximumFileSize)
-            // Sealed already, or signed for this container where nothing asks for sealing: kept.
-            if envelope.isEncrypted || (envelope.isSigned && envelope.header.container == policy.root?.container && policy.encryption == nil) {
-                continue
-            }
-            var plain = envelope
-            plain.flags = 0
-            plain.signature = nil
-            changed[sequence] = Data(try container.seal(plain))
+            if let sealed = try container.resealed(envelope: data) { changed[sequence] = Data(sealed) }
         }
         guard !changed.isEmpty else { return outbox }
         try store.write(durable: true) { contents in
