@@ -45,10 +45,13 @@ extension DocumentLibrary {
     /// After an identity check that agreed on `current`: reads the container's trust records,
     /// remembers its root the first time it is signed, re-seals this device's own files once,
     /// and says when this device is not admitted or lacks the container key.
-    func checkTrust(_ container: Container, current: UUID, report: inout SyncReport) throws {
+    /// `loaded`: the records as read for `current` already in this pass, if they were.
+    func checkTrust(
+        _ container: Container, current: UUID, loaded earlier: (root: SigningRoot?, problems: [QuarantinedFile])?, report: inout SyncReport
+    ) throws {
         var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
         let remembered = device.signingRoot?.container == current ? device.signingRoot : nil
-        let loaded = container.loadTrust(container: current, remembered: remembered)
+        let loaded = earlier ?? container.loadTrust(container: current, remembered: remembered)
         for problem in loaded.problems { quarantine(problem, in: &report) }
         guard let signingRoot = loaded.root else { return }
         if device.signingRoot != signingRoot {

@@ -639,7 +639,7 @@ extension DocumentLibrary {
         var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
         // The trust this device remembers comes first: in a signed container, an unsigned
         // identity file cannot take the election.
-        if let signingRoot = device.signingRoot { container.loadTrust(container: signingRoot.container, remembered: signingRoot) }
+        let trust = device.signingRoot.map { root in (container: root.container, loaded: container.loadTrust(container: root.container, remembered: root)) }
         let outcome: (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>)
         do {
             outcome = try container.checkIdentity(
@@ -659,7 +659,8 @@ extension DocumentLibrary {
                 device.containerFormat = format
                 try root.saveDevice(device)
             }
-            try checkTrust(container, current: current, report: &report)
+            // The records read above stand when the container is the one remembered.
+            try checkTrust(container, current: current, loaded: trust?.container == current ? trust?.loaded : nil, report: &report)
             return true
         case .changed(let remembered, let found, let error):
             let message = error.description

@@ -121,7 +121,7 @@ extension Container {
     static func isContent(_ kind: ContainerEnvelope.Kind) -> Bool {
         switch kind {
         case .log, .baseline, .info, .tombstone, .registry: true
-        case .identity, .admission, .joinRequest: false
+        case .identity, .admission: false
         }
     }
 

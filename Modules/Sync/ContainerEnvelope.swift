@@ -15,7 +15,8 @@ import Text
 /// newer writer's file is refused, never half-read).
 public struct ContainerEnvelope: Sendable, Hashable {
     public enum Kind: UInt8, Sendable, CaseIterable {
-        case log = 1, baseline, info, tombstone, registry, identity, admission, joinRequest
+        // A join request is a device's registry entry signed by its own key (no kind of its own).
+        case log = 1, baseline, info, tombstone, registry, identity, admission
 
         var name: String {
             switch self {
@@ -26,7 +27,6 @@ public struct ContainerEnvelope: Sendable, Hashable {
             case .registry: "registry"
             case .identity: "identity"
             case .admission: "admission"
-            case .joinRequest: "join request"
             }
         }
     }

@@ -23,8 +23,6 @@ import TestSupport
         let a: SyncDevice
         let b: SyncDevice
         let root: SigningRoot
-
-        func keys(_ device: SyncDevice) throws -> ContainerKeys { try #require(device.replicator.container.keys) }
     }
 
     func signed(_ backend: SyncBackend, encrypt: Bool = false) throws -> Signed {
