@@ -53,7 +53,7 @@ struct DocumentRow: Encodable {
 func printJSONRows(_ rows: [DocumentRow]) {
     var text = JSONText()
     text.array(rows) { object, row in row.write(to: &object) }
-    print(text.string)
+    text.printed()
 }
 
 func formatDate(_ date: Date?) -> String {

@@ -21,10 +21,12 @@ public struct JSONText: Sendable {
         }
         append("[\n")
         var first = true
+        // One object's buffer serves every row.
+        var object = JSONObject(indent: 1)
         for value in elements {
             if !first { append(",\n") }
             first = false
-            var object = JSONObject(indent: 1)
+            object.reset()
             element(&object, value)
             object.finish(into: &bytes)
         }
@@ -33,6 +35,24 @@ public struct JSONText: Sendable {
 
     /// The text, as a String.
     public var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Writes the text and a newline to standard output (as `print(string)`, without making
+    /// a String of megabytes first).
+    public func printed() {
+        // What `print` buffered goes first.
+        fflush(nil)
+        (bytes + [UInt8(ascii: "\n")]).withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var written = 0
+            while written < buffer.count {
+                let count = write(STDOUT_FILENO, base + written, buffer.count - written)
+                if count < 0, errno == EINTR { continue }
+                // A closed pipe or a full disk: nothing more can be told on it.
+                guard count > 0 else { return }
+                written += count
+            }
+        }
+    }
 
     mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
     mutating func append(_ other: [UInt8]) { bytes.append(contentsOf: other) }
@@ -74,7 +94,7 @@ public struct JSONObject: Sendable {
         guard let value else { return }
         self.key(key)
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: TimeText.iso8601(value).utf8)
+        TimeText.appendISO8601(value, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -85,6 +105,12 @@ public struct JSONObject: Sendable {
         bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * (indent + 1)))
         JSONObject.quote(key, into: &bytes)
         bytes.append(contentsOf: " : ".utf8)
+    }
+
+    /// Empties the object for the next row (keeping its buffer).
+    mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        lastKey = nil
     }
 
     func finish(into text: inout [UInt8]) {

@@ -513,8 +513,11 @@ extension DocumentLibrary {
         // The format this build reads is in the entry too: an updated build registers again.
         hash.mix(UInt64(Container.formatVersion))
         var peeked: [DocumentID: [DeviceID: UInt64]] = [:]
-        let records = allRecords(reusingRecentCheck: true).filter { $0.location == .cloud }.sorted { $0.id < $1.id }
-        for record in records {
+        // Walked in UUID order through sorted indices (moving whole records while sorting cost
+        // more than the walk).
+        let records = allRecords(reusingRecentCheck: true).filter { $0.location == .cloud }
+        let order = records.indices.sorted { records[$0].id < records[$1].id }
+        for record in order.lazy.map({ records[$0] }) {
             let applied: [DeviceID: UInt64]
             if let mark = catalog.quiet(record.id) {
                 applied = mark.applied

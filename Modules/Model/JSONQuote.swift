@@ -3,6 +3,16 @@
 public enum JSONQuote {
     public static func append(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        // Most texts need no escape: copied in one piece.
+        let plain = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if plain == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)

@@ -111,4 +111,59 @@ import TestSupport
         #expect(last.count == 10)
         #expect(last.names(startingWith: "").allSatisfy { $0.hasSuffix("-11") })
     }
+
+    /// Every field of a line reads back as written (a folder, a container, a quiet mark with
+    /// several stamps, devices and applied logs, or none), and a line damaged anywhere is not
+    /// trusted rather than read as something else.
+    @Test func everyFieldOfALineReadsBackAndADamagedLineIsRefused() throws {
+        defer { folder.remove() }
+        let device = try #require(DeviceID("11111111-1111-4111-8111-111111111111"))
+        let other = try #require(DeviceID("22222222-2222-4222-8222-222222222222"))
+        var filed = try record(1, name: "Tab-free name · ünïcødé")
+        filed.folder = try DocumentName("Receipts")
+        filed.container = UUID(uuidString: "33333333-3333-4333-8333-333333333333")
+        let mark = QuietMark(
+            stamps: [FileStamp(modified: 1_795_452_125_646_345_936, size: 4096, links: 3), FileStamp(modified: -1, size: 0),
+                     FileStamp(modified: 12, size: 57_344)],
+            devices: [device, other], applied: [device: 7, other: UInt64.max], viewable: true,
+            modified: Date(timeIntervalSince1970: 1_795_452_125.648), ownLogs: 3, preview: false)
+        let entries = [
+            DocumentCatalog.Entry(record: filed, stamp: FileIdentity(inode: 42, modified: -5, size: 298), quiet: mark),
+            DocumentCatalog.Entry(record: try record(2, name: "Plain"), stamp: FileIdentity(inode: 1, modified: 2, size: 3), quiet: nil),
+            DocumentCatalog.Entry(
+                record: try record(3, name: "Preview"), stamp: FileIdentity(inode: 1, modified: 2, size: 3),
+                quiet: QuietMark(stamps: [], devices: [], applied: [:], viewable: false, modified: nil, ownLogs: 0, preview: true)),
+        ]
+        for entry in entries {
+            let line = Array(entry.line.utf8)
+            #expect(DocumentCatalog.Entry(line: line[...]) == entry)
+            // A line of an earlier version (no folder field) reads as one without a folder.
+            if entry.record.folder == nil, entry.line.hasSuffix("\t-") {
+                #expect(DocumentCatalog.Entry(line: Array(entry.line.dropLast(2).utf8)[...]) == entry)
+            }
+        }
+        let good = entries[0].line
+        let fields = good.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+        var damaged: [String] = [
+            "", good + "\textra", good + "\t", String(good.dropFirst()), fields.prefix(9).joined(separator: "\t"),
+        ]
+        // Each field replaced by something that is not one.
+        for (index, bad) in [(0, "not-a-uuid"), (1, "42:-5"), (1, "42:-5:298:1"), (1, "x:1:2"), (2, ""), (3, "oracle"),
+                             (4, "found"), (5, "moon"), (6, "soon"), (7, "nobody"), (8, "nowhere"), (10, "Receipts")] {
+            var changed = fields
+            changed[index] = bad
+            damaged.append(changed.joined(separator: "\t"))
+        }
+        for line in damaged {
+            #expect(DocumentCatalog.Entry(line: Array(line.utf8)[...]) == nil, "read a damaged line: \(line)")
+        }
+        // A damaged quiet mark only loses the mark.
+        for bad in ["1;2", "1;-;1,2,3,4;;0;0;", "1;-;;\(device)=x;0;0;", "1;-;;;0;0;nobody", "1;-;;;x;0;", "1;-;;;0;0;;"] {
+            var changed = fields
+            changed[9] = bad
+            let read = DocumentCatalog.Entry(line: Array(changed.joined(separator: "\t").utf8)[...])
+            #expect(read?.record == filed)
+            #expect(read?.quiet == nil, "read a damaged mark: \(bad)")
+        }
+    }
 }
