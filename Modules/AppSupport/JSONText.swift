@@ -19,6 +19,8 @@ public struct JSONText: Sendable {
             append("[\n\n]")
             return
         }
+        // A master table's row is about 300 bytes: grown once, not a dozen times.
+        bytes.reserveCapacity(bytes.count + elements.count * 320)
         append("[\n")
         var first = true
         // One object's buffer serves every row.

@@ -63,16 +63,23 @@ struct DocumentCatalog: Sendable {
     mutating func refresh(_ root: DeviceRoot) {
         let documents = root.documentsDirectory.path
         let folder = DirectoryHandle(path: documents)
-        let names = folder?.entries(".")?.map(\.name) ?? []
-        let ids = names.compactMap(DocumentID.init)
+        // The folders named by a document's UUID in its lower-case form (the only one the root
+        // uses), and their record files relative to the folder.
+        let found = (folder?.entries(".") ?? []).compactMap { entry -> (id: DocumentID, record: String)? in
+            guard !entry.name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }),
+                  let id = DocumentID(entry.name) else { return nil }
+            return (id, entry.name + "/document.json")
+        }
         // The `stat`s are the cost: made on every core (relative to the open folder), then
         // compared here.
-        let records = ids.map { $0.description + "/document.json" }
-        let stamps = SideBySide.compute(ids.count) { index in folder.flatMap { FileIdentity(in: $0, records[index]) } }
+        let stamps = SideBySide.compute(found.count) { index in folder.flatMap { FileIdentity(in: $0, found[index].record) } }
+        let ids = found.map(\.id)
         let seen = Set(ids)
         parseAll()
         for (index, id) in ids.enumerated() {
-            refresh(id, root, recordPath: documents + "/" + records[index], stamp: stamps[index])
+            // Most records did not change: no path made for them.
+            if let stamp = stamps[index], let cached = entries[id], cached.stamp == stamp, !stamp.isRecent { continue }
+            refresh(id, root, recordPath: documents + "/" + found[index].record, stamp: stamps[index])
         }
         for id in Array(entries.keys) + Array(unparsed.keys) where !seen.contains(id) {
             entries[id] = nil
