@@ -42,6 +42,14 @@ extension Container {
                 output["payload"] = "sealed with the container key (\(envelope.payload.count) bytes)"
                 return try serialize(output, url: url)
             }
+            if envelope.kind == .baseline, Baseline.isBinary(envelope.payload) {
+                do {
+                    output["baseline"] = describe(try Baseline.decoded(envelope))
+                } catch {
+                    throw SyncError(.malformedFile, path: url.path, detail: error.reason)
+                }
+                return try serialize(output, url: url)
+            }
             guard envelope.kind == .log else {
                 // Records are JSON inside the envelope.
                 if let object = try? JSONSerialization.jsonObject(with: Data(envelope.payload), options: [.fragmentsAllowed]) {
@@ -101,6 +109,26 @@ extension Container {
                 entry["texts"] = texts.mapValues { $0.map(describe) }
             }
             return entry
+        }
+        return result
+    }
+
+    static func describe(_ baseline: Baseline) -> [String: Any] {
+        func stamps(_ stamps: [String: Stamp]) -> [String: String] { stamps.mapValues(\.description) }
+        var result: [String: Any] = [
+            "format": baseline.format, "document": baseline.document.description, "writtenBy": baseline.writtenBy.description,
+            "writtenAt": baseline.writtenAt.clampedMilliseconds,
+            "applied": Dictionary(uniqueKeysWithValues: baseline.applied.map { ($0.key.description, $0.value) }),
+            "objects": Dictionary(uniqueKeysWithValues: baseline.objects.map { id, object in
+                (id.rawValue, ["entity": object.entity, "attributes": object.attributes.mapValues(describe)] as [String: Any])
+            }),
+            "stamps": Dictionary(uniqueKeysWithValues: baseline.stamps.map { ($0.key.rawValue, stamps($0.value)) }),
+            "tombstones": Dictionary(uniqueKeysWithValues: baseline.tombstones.map { ($0.key.rawValue, $0.value.description) }),
+        ]
+        if let texts = baseline.texts {
+            result["texts"] = Dictionary(uniqueKeysWithValues: texts.map { id, attributes in
+                (id.rawValue, attributes.mapValues { ["text": $0.text, "runs": $0.runCount, "pending": $0.pendingCount] as [String: Any] })
+            })
         }
         return result
     }

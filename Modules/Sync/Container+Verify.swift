@@ -199,7 +199,7 @@ extension Container {
             guard fileOrNamed(url, "a baseline", into: problem) else { continue }
             result.checkedFiles += 1
             do {
-                let baseline: Baseline = try readJSON(url, limit: Self.maximumBaselineSize)
+                let baseline = try readBaseline(url)
                 if baseline.document != id { problem(url, "a baseline of document \(baseline.document), not this folder's") }
                 else if baseline.format > Self.formatVersion { problem(url, "format version \(baseline.format) is newer than this build's \(Self.formatVersion)") }
                 else if name != "\(baseline.writtenBy)-\(baseline.coverage).json" { problem(url, "its name does not match its writer and coverage") }

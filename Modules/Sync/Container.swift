@@ -456,11 +456,30 @@ public struct Container: Sendable {
             .filter { $0.hasSuffix(".json") }
             .compactMap { name -> (URL, Baseline)? in
                 let url = baselinesDirectory(id).appendingPathComponent(name, isDirectory: false)
-                guard let baseline: Baseline = try? readJSON(url, limit: Self.maximumBaselineSize), baseline.document == id,
+                guard let baseline = try? readBaseline(url), baseline.document == id,
                       baseline.format <= Self.formatVersion, baseline.problem(latest: nil) == nil else { return nil }
                 return (url, baseline)
             }
             .sorted { $0.1.coverage > $1.1.coverage }
+    }
+
+    /// A baseline file of either form, checked against where it lies: JSON (format 1, or a
+    /// signed container's envelope around JSON) or a format 2 envelope around the binary payload
+    /// (``Baseline/envelope(container:)``).
+    func readBaseline(_ url: URL) throws -> Baseline {
+        let data = try readFile(url, limit: Self.maximumBaselineSize)
+        guard ContainerEnvelope.isEnvelope(data) else { return try Self.decodeJSON(Baseline.self, from: try openRecord(data, at: url)) }
+        guard let place = filePlace(of: url), place.kind == .baseline else { throw LogDecodingError(reason: "not a baseline's place in the container") }
+        let envelope = try open(
+            Array(data), kind: .baseline, document: place.document, writer: place.writer, place: place.place, maximumPayload: data.count)
+        if Baseline.isBinary(envelope.payload) { return try Baseline.decoded(envelope) }
+        return try Self.decodeJSON(Baseline.self, from: Data(envelope.payload))
+    }
+
+    /// The names of `device`'s baselines of a document (none read).
+    func baselineNames(_ id: DocumentID, by device: DeviceID) -> [String] {
+        let prefix = device.description + "-"
+        return listNames(baselinesDirectory(id)).filter { $0.hasPrefix(prefix) && $0.hasSuffix(".json") }
     }
 
     /// Every registered device.

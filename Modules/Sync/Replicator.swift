@@ -442,10 +442,23 @@ public struct Replicator: Sendable {
     public func writeBaseline(_ document: DocumentID, from store: any DocumentStore) throws -> URL {
         let contents = try store.read()
         let baseline = Baseline(document: document, writtenBy: device.id, writtenAt: now(), contents: contents)
-        let url = container.baselinesDirectory(document).appendingPathComponent("\(device.id)-\(baseline.coverage).json", isDirectory: false)
-        try container.writeJSON(baseline, to: url, pretty: false, limit: Container.maximumBaselineSize)
-        for entry in container.baselines(document) where entry.baseline.writtenBy == device.id && entry.url != url {
-            container.remove(entry.url)
+        let name = "\(device.id)-\(baseline.coverage).json"
+        let url = container.baselinesDirectory(document).appendingPathComponent(name, isDirectory: false)
+        if format.version >= 2 {
+            // Binary (Baseline+Binary.swift): a JSON baseline of a large document took seconds
+            // to write and as long again for every reader.
+            let bytes = try container.seal(baseline.envelope(container: format.container))
+            // A device never writes a file its peers would refuse.
+            guard bytes.count <= Container.maximumBaselineSize else {
+                throw SyncError(.writeFailed, path: url.path, detail: "\(bytes.count) bytes, more than the \(Container.maximumBaselineSize) bytes a reader accepts")
+            }
+            try container.writeRaw(Data(bytes), to: url)
+        } else {
+            try container.writeJSON(baseline, to: url, pretty: false, limit: Container.maximumBaselineSize)
+        }
+        // This device's older baselines go, by name (none read again).
+        for older in container.baselineNames(document, by: device.id) where older != name {
+            container.remove(container.baselinesDirectory(document).appendingPathComponent(older, isDirectory: false))
         }
         return url
     }

@@ -1,0 +1,176 @@
+import Foundation
+import Model
+import Storage
+import Text
+
+/// Format 2's baseline payload (Docs/CONTAINER-FORMAT.md, "Format 2"): the envelope's header
+/// says the document, the writer (`writtenBy`), the coverage (its place) and when; the payload
+/// holds the rest as LEB128 varints and length-prefixed UTF-8, read by hand with every count
+/// capped by what is left (a JSON baseline of a large document took seconds to encode and
+/// decode: most of a late joiner's import and of every compaction).
+///
+/// ```
+/// 0x02, format,
+/// applied count, (device UUID, sequence)…,
+/// object count, (id, entity, attribute count, (name, value)…)…,
+/// stamped object count, (id, count, (name, wall, counter, device UUID)…)…,
+/// tombstone count, (id, wall, counter, device UUID)…,
+/// text object count, (id, count, (name, state length, state bytes)…)…
+/// ```
+///
+/// Values are the log's (``TransactionLog``'s binary values); a text state is
+/// ``TextSequence/encoded``. The first byte tells it from a JSON baseline in an envelope (`{`).
+extension Baseline {
+    static let binaryLayout: UInt8 = 2
+
+    /// The baseline as a format 2 envelope (unsigned; ``Container/seal(_:)`` signs it).
+    /// `container`: the identity of the container it is written for (zeros when unknown).
+    public func envelope(container: UUID?) -> ContainerEnvelope {
+        var writer = ByteWriter()
+        writer.byte(Self.binaryLayout)
+        writer.varint(UInt64(clamping: format))
+        writer.varint(applied.count)
+        for (device, sequence) in applied {
+            writer.raw(UUIDText.bytes(device.uuid))
+            writer.varint(sequence)
+        }
+        writer.varint(objects.count)
+        for (id, object) in objects {
+            writer.string(id.rawValue)
+            writer.string(object.entity)
+            writer.varint(object.attributes.count)
+            for (name, value) in object.attributes {
+                writer.string(name)
+                TransactionLog.write(value, to: &writer)
+            }
+        }
+        writer.varint(stamps.count)
+        for (id, attributes) in stamps {
+            writer.string(id.rawValue)
+            writer.varint(attributes.count)
+            for (name, stamp) in attributes {
+                writer.string(name)
+                Self.write(stamp, to: &writer)
+            }
+        }
+        writer.varint(tombstones.count)
+        for (id, stamp) in tombstones {
+            writer.string(id.rawValue)
+            Self.write(stamp, to: &writer)
+        }
+        let texts = self.texts ?? [:]
+        writer.varint(texts.count)
+        for (id, attributes) in texts {
+            writer.string(id.rawValue)
+            writer.varint(attributes.count)
+            for (name, sequence) in attributes {
+                writer.string(name)
+                let state = sequence.encoded
+                writer.varint(state.count)
+                writer.raw(state)
+            }
+        }
+        let header = ContainerEnvelope.Header(
+            container: container ?? ContainerEnvelope.zero, document: document.uuid, writer: writtenBy.uuid, place: coverage,
+            writtenAt: UInt64(clamping: writtenAt.clampedMilliseconds))
+        return ContainerEnvelope(kind: .baseline, header: header, payload: writer.bytes)
+    }
+
+    /// Whether an envelope's (opened) payload is a binary baseline rather than JSON.
+    static func isBinary(_ payload: some Collection<UInt8>) -> Bool { payload.first == binaryLayout }
+
+    /// The baseline in an envelope already checked (and opened) by its container, whose header
+    /// gives the document, the writer, the time and the coverage the payload must add up to.
+    static func decoded(_ envelope: ContainerEnvelope) throws(LogDecodingError) -> Baseline {
+        var reader = ByteReader(envelope.payload)
+        let name = TransactionLog.maximumNameLength
+        do {
+            guard try reader.byte() == binaryLayout else { throw LogDecodingError(reason: "not a binary baseline") }
+            let formatOffset = reader.offset
+            let formatValue = try reader.varint()
+            guard formatValue >= 1, formatValue <= UInt64(Container.formatVersion) else {
+                throw TextDecodingError.tooLarge(offset: formatOffset, value: formatValue)
+            }
+            // Each applied entry takes at least 17 bytes; an object, a stamp or a tombstone at least 2.
+            var applied: [DeviceID: UInt64] = [:]
+            for _ in 0..<(try reader.count(maximum: reader.remaining / 17)) {
+                let device = DeviceID(try ContainerEnvelope.uuid(&reader))
+                applied[device] = try reader.varint()
+            }
+            let objectCount = try reader.count(maximum: reader.remaining / 2)
+            var objects: [ObjectID: ObjectRecord] = [:]
+            objects.reserveCapacity(objectCount)
+            for _ in 0..<objectCount {
+                let id = ObjectID(try reader.string(maximum: name))
+                let entity = try reader.string(maximum: name)
+                var attributes: [String: AttributeValue] = [:]
+                for _ in 0..<(try reader.count(maximum: reader.remaining / 2)) {
+                    let attribute = try reader.string(maximum: name)
+                    attributes[attribute] = try TransactionLog.readValue(&reader)
+                }
+                objects[id] = ObjectRecord(entity: entity, attributes: attributes)
+            }
+            let stampedCount = try reader.count(maximum: reader.remaining / 2)
+            var stamps: [ObjectID: [String: Stamp]] = [:]
+            stamps.reserveCapacity(stampedCount)
+            for _ in 0..<stampedCount {
+                let id = ObjectID(try reader.string(maximum: name))
+                var attributes: [String: Stamp] = [:]
+                for _ in 0..<(try reader.count(maximum: reader.remaining / 19)) {
+                    let attribute = try reader.string(maximum: name)
+                    attributes[attribute] = try Self.readStamp(&reader)
+                }
+                stamps[id] = attributes
+            }
+            var tombstones: [ObjectID: Stamp] = [:]
+            for _ in 0..<(try reader.count(maximum: reader.remaining / 19)) {
+                let id = ObjectID(try reader.string(maximum: name))
+                tombstones[id] = try Self.readStamp(&reader)
+            }
+            var texts: [ObjectID: [String: TextSequence]] = [:]
+            for _ in 0..<(try reader.count(maximum: reader.remaining / 2)) {
+                let id = ObjectID(try reader.string(maximum: name))
+                var attributes: [String: TextSequence] = [:]
+                for _ in 0..<(try reader.count(maximum: reader.remaining / 2)) {
+                    let attribute = try reader.string(maximum: name)
+                    let length = try reader.count(maximum: reader.remaining)
+                    attributes[attribute] = try TextSequence(decoding: Array(try reader.raw(count: length)))
+                }
+                texts[id] = attributes
+            }
+            try reader.finish()
+            let header = envelope.header
+            var baseline = Baseline(
+                document: DocumentID(header.document), writtenBy: DeviceID(header.writer),
+                writtenAt: Date(timeIntervalSince1970: Double(min(header.writtenAt, 1 << 52)) / 1000), contents: StoreContents())
+            baseline.format = Int(formatValue)
+            baseline.applied = applied
+            baseline.objects = objects
+            baseline.stamps = stamps
+            baseline.tombstones = tombstones
+            baseline.texts = texts.isEmpty ? nil : texts
+            guard baseline.coverage == header.place else {
+                throw LogDecodingError(reason: "its header says it covers \(header.place) logs, its applied map \(baseline.coverage)")
+            }
+            return baseline
+        } catch let error as LogDecodingError {
+            throw error
+        } catch {
+            throw LogDecodingError(reason: "malformed baseline: \(error)")
+        }
+    }
+
+    static func write(_ stamp: Stamp, to writer: inout ByteWriter) {
+        writer.varint(stamp.wall)
+        writer.varint(UInt64(stamp.counter))
+        writer.raw(UUIDText.bytes(stamp.device.uuid))
+    }
+
+    static func readStamp(_ reader: inout ByteReader) throws(TextDecodingError) -> Stamp {
+        let wall = try reader.varint()
+        let counterOffset = reader.offset
+        let counterValue = try reader.varint()
+        guard let counter = UInt32(exactly: counterValue) else { throw .tooLarge(offset: counterOffset, value: counterValue) }
+        return Stamp(wall: wall, counter: counter, device: DeviceID(try ContainerEnvelope.uuid(&reader)))
+    }
+}
