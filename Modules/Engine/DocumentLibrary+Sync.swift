@@ -69,7 +69,7 @@ extension DocumentLibrary {
                 saveCatalog()
             }
         }
-        guard let replicator else {
+        guard var replicator else {
             report.cloudAvailable = false
             return report
         }
@@ -117,6 +117,8 @@ extension DocumentLibrary {
                 emit(.failure("\(error)"))
                 return report
             }
+            // The check may have learnt the container's format (and what it refuses).
+            replicator = self.replicator ?? replicator
         }
 
         let only: Set<DocumentID>?
@@ -662,6 +664,8 @@ extension DocumentLibrary {
                 device.containerFormat = format
                 try root.saveDevice(device)
             }
+            // What the replicator writes on its own (baselines) follows the container's format.
+            replicator?.format = device.logFormat
             // The records read above stand when the container is the one remembered.
             try checkTrust(container, current: current, loaded: trust?.container == current ? trust?.loaded : nil, report: &report)
             return true

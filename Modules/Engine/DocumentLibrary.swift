@@ -110,11 +110,15 @@ public actor DocumentLibrary {
         self.root = configuration.root
         self.logger = configuration.logger
         keys = ContainerKeys(device: configuration.identity.id, keyURL: configuration.root.deviceKeyURL, containerKeyURL: configuration.root.containerKeyURL)
-        if let root = configuration.root.savedDevice()?.signingRoot { keys.setPolicy(ContainerPolicy(root: root)) }
+        let saved = configuration.root.savedDevice()
+        if let root = saved?.signingRoot { keys.setPolicy(ContainerPolicy(root: root)) }
         if let container = configuration.container {
-            replicator = Replicator(
+            var replicator = Replicator(
                 container: Container(root: container, writeObserver: configuration.containerObserver, keys: keys),
                 device: configuration.identity, now: configuration.now)
+            // The format last seen (the identity check keeps it current).
+            replicator.format = saved?.logFormat ?? .version1
+            self.replicator = replicator
         } else {
             replicator = nil
         }

@@ -13,7 +13,11 @@ struct ContainerFiller {
     init(container url: URL, deviceName: String) {
         container = Container(root: url)
         device = DeviceIdentity(id: DeviceID(UUID()), name: deviceName, model: "benchmark")
-        replicator = Replicator(container: container, device: device)
+        var replicator = Replicator(container: container, device: device)
+        // What a device writes into a new container: format 2 (binary logs, text operations);
+        // the container's identity is not known yet (the first library to open it seeds it).
+        replicator.format = LogFormat(version: 2, container: nil)
+        self.replicator = replicator
     }
 
     /// One document as `multidoc new` makes it (a text entry, the model version, its name).
