@@ -258,7 +258,9 @@ public struct Replicator: Sendable {
                 return true
             }
             if !useful.isEmpty {
-                let summary = try store.write { contents -> ChangeSummary in
+                // Not synced, as the logs' imports below (Docs/RELIABILITY.md, "One durable step
+                // per save"): the baseline stays in the container, and merging it again is a no-op.
+                let summary = try store.write(durable: false) { contents -> ChangeSummary in
                     var summary = ChangeSummary()
                     for entry in useful { summary.formUnion(Merge.merge(entry.baseline, into: &contents)) }
                     return summary
@@ -288,7 +290,11 @@ public struct Replicator: Sendable {
             }
             if !stopped.isEmpty { pending.removeAll { stopped.contains($0.0) } }
             guard !logs.isEmpty else { continue }
-            let result = try store.write { contents -> (ChangeSummary, [TransactionLog], [TransactionLog]) in
+            // An import is not synced: a power loss that undoes it leaves the logs in the
+            // container (they go only once a baseline holds them) and the next import applies them
+            // again; any later synced commit of this store (a save) makes it durable first, since
+            // both backends keep commits in order (Docs/RELIABILITY.md, "One durable step per save").
+            let result = try store.write(durable: false) { contents -> (ChangeSummary, [TransactionLog], [TransactionLog]) in
                 var summary = ChangeSummary()
                 var applied: [TransactionLog] = []
                 // Per device, its logs in sequence order; each round applies every device's

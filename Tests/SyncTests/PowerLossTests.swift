@@ -1,0 +1,159 @@
+import Foundation
+import Model
+import Storage
+import Sync
+import Synchronization
+import Testing
+import TestSupport
+
+/// Imports are not synced (Docs/RELIABILITY.md, "One durable step per save"). A power loss can
+/// only undo what was not synced, which a kill cannot stage; these stores can: each remembers
+/// its last synced contents, and `powerLoss()` puts every store back to it.
+final class PowerLossVolume: Sendable {
+    private struct State {
+        var current: StoreContents
+        var durable: StoreContents
+    }
+
+    private let stores = Mutex<[String: State]>([:])
+
+    /// Every store loses what it committed since it was last synced.
+    func powerLoss() {
+        stores.withLock { stores in
+            for (key, state) in stores { stores[key]?.current = state.durable }
+        }
+    }
+
+    var provider: StoreProvider {
+        StoreProvider(
+            open: { kind, url, create throws(StoreError) in
+                let exists = self.stores.withLock { stores -> Bool in
+                    if stores[url.path] == nil, create { stores[url.path] = State(current: StoreContents(), durable: StoreContents()) }
+                    return stores[url.path] != nil
+                }
+                guard exists else { throw StoreError(.notFound, path: url.path) }
+                return PowerLossStore(kind: kind, url: url, volume: self)
+            },
+            destroy: { _, url in self.stores.withLock { $0[url.path] = nil } },
+            exists: { _, url in self.stores.withLock { $0[url.path] != nil } })
+    }
+
+    fileprivate func read(_ url: URL) throws(StoreError) -> StoreContents {
+        guard let state = stores.withLock({ $0[url.path] }) else { throw StoreError(.notFound, path: url.path) }
+        return state.current
+    }
+
+    /// A commit; a synced one makes everything before it durable too (both backends keep
+    /// commits in order: SQLite's write-ahead log is synced as a whole, the JSON store's file is
+    /// the whole state).
+    fileprivate func write<T>(_ url: URL, durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
+        try stores.withLock { stores in
+            guard var state = stores[url.path] else { throw StoreError(.notFound, path: url.path) }
+            let result = try body(&state.current)
+            if durable { state.durable = state.current }
+            stores[url.path] = state
+            return result
+        }
+    }
+
+    fileprivate func sync(_ url: URL) {
+        stores.withLock { stores in
+            if let current = stores[url.path]?.current { stores[url.path]?.durable = current }
+        }
+    }
+}
+
+private final class PowerLossStore: DocumentStore {
+    let kind: StoreKind
+    let url: URL
+    private let volume: PowerLossVolume
+
+    init(kind: StoreKind, url: URL, volume: PowerLossVolume) {
+        self.kind = kind
+        self.url = url
+        self.volume = volume
+    }
+
+    func read() throws(StoreError) -> StoreContents { try volume.read(url) }
+    func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T { try volume.write(url, durable: durable, body) }
+    func sync() throws(StoreError) { volume.sync(url) }
+    func close() {}
+}
+
+@Suite struct PowerLossTests {
+    let doc = DocumentID(Fixed.uuid(0x90E))
+    let format2 = LogFormat(version: 2, container: Fixed.uuid(7))
+
+    func device(_ n: Int, _ name: String, _ harness: SyncHarness, volume: PowerLossVolume, baselineThreshold: Int = 100) -> SyncDevice {
+        SyncDevice(
+            n, name: name, container: harness.container, provider: volume.provider, kind: .sqlite, folder: harness.folder.url,
+            clock: harness.clock, baselineThreshold: baselineThreshold, format: format2)
+    }
+
+    /// B imports A's saves, the power goes: B is back where it was and imports them again, each
+    /// once. A save B makes after an import keeps that import through a power loss.
+    @Test func anImportUndoneByAPowerLossIsImportedAgainAndASaveKeepsWhatItWasMadeOn() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let volumeA = PowerLossVolume(), volumeB = PowerLossVolume()
+        let a = device(1, "A", harness, volume: volumeA), b = device(2, "B", harness, volume: volumeB)
+        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
+        try b.importPending(doc)
+        // A checkpoint (or any synced commit) since: "one" is durable on B.
+        try b.store(doc).sync()
+        try a.edit(doc, text: "one two")
+        try a.edit(doc, text: "one two three")
+        #expect(try b.importPending(doc).imported.count == 2)
+        #expect(try b.text(doc) == "one two three")
+
+        volumeB.powerLoss()
+        #expect(try b.text(doc) == "one", "the imports were synced after all")
+        let again = try b.importPending(doc)
+        #expect(again.imported.count == 2)
+        #expect(try b.text(doc) == "one two three")
+        #expect(try b.importPending(doc).imported.isEmpty)
+
+        // B's own save is synced, and with it the import it was made on.
+        try a.edit(doc, text: "one two three four")
+        try b.importPending(doc)
+        try b.edit(doc, text: "one two three four five")
+        volumeB.powerLoss()
+        #expect(try b.text(doc) == "one two three four five")
+        // A's saves were synced when made: nothing of A's is lost either.
+        volumeA.powerLoss()
+        try a.importPending(doc)
+        #expect(try a.text(doc) == "one two three four five")
+    }
+
+    /// The logs B's lost import needed are pruned meanwhile (B's registry entry said it had
+    /// them): B builds from the baseline that let them go.
+    @Test func logsPrunedAfterALostImportComeBackFromTheBaseline() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let volumeA = PowerLossVolume(), volumeB = PowerLossVolume()
+        let a = device(1, "A", harness, volume: volumeA, baselineThreshold: 2)
+        let b = device(2, "B", harness, volume: volumeB)
+        try a.create(doc, name: "Power", text: "start", now: harness.clock.now())
+        try b.importPending(doc)
+        try b.store(doc).sync()
+        for word in ["a", "b", "c", "d"] { try a.save(doc) { graph in [.update(ObjectID("text-\(doc)"), attributes: ["text": .string((graph.textEntry?.text ?? "") + " " + word)])] } }
+        try b.importPending(doc)
+        // Both say what they applied; A compacts and prunes what everyone has.
+        let applied = { (device: SyncDevice) throws -> [DocumentID: [DeviceID: UInt64]] in
+            let store = try device.store(doc)
+            return [doc: try store.read().sync.applied]
+        }
+        try a.replicator.register(applied: try applied(a))
+        try b.replicator.register(applied: try applied(b))
+        let store = try a.store(doc)
+        let report = try a.replicator.compact(doc, store: store, registry: RegistrySnapshot(a.replicator.container))
+        #expect(report.baseline != nil)
+        #expect(report.prunedLogs > 0)
+
+        volumeB.powerLoss()
+        #expect(try b.text(doc) == "start")
+        let again = try b.importPending(doc)
+        #expect(again.baselinesMerged == 1)
+        #expect(try b.text(doc) == "start a b c d")
+    }
+}
