@@ -81,14 +81,79 @@ enum SQLiteSchema {
 
     /// A value as a one-element JSON array (`["text"]`, `[{"int":2}]`), so every kind of value
     /// has one readable, unambiguous spelling in the `value` column.
+    ///
+    /// Written by hand, read by hand for the forms written here: through `JSONEncoder` and
+    /// `JSONDecoder` each value cost several microseconds, a fifth of importing a backlog. Anything
+    /// else (a value written by an earlier build, or by hand) is read by `JSONDecoder`.
     static func encode(_ value: AttributeValue) throws -> String {
-        String(decoding: try encoder.encode([value]), as: UTF8.self)
+        switch value {
+        case .string(let string):
+            var bytes: [UInt8] = [UInt8(ascii: "[")]
+            bytes.reserveCapacity(string.utf8.count + 4)
+            JSONQuote.append(string, to: &bytes)
+            bytes.append(UInt8(ascii: "]"))
+            return String(decoding: bytes, as: UTF8.self)
+        case .null: return "[null]"
+        case .int(let int): return "[{\"int\":\(int)}]"
+        case .bool(let bool): return bool ? #"[{"bool":true}]"# : #"[{"bool":false}]"#
+        case .double(let double) where double.isFinite: return "[{\"double\":\(double)}]"
+        case .date(let date) where date.timeIntervalSince1970.isFinite: return "[{\"date\":\(date.timeIntervalSince1970)}]"
+        case .double, .date:
+            // Not a JSON number: JSONEncoder says why.
+            return String(decoding: try encoder.encode([value]), as: UTF8.self)
+        }
     }
 
     static func decode(_ text: String) throws -> AttributeValue {
+        if let value = decodeWritten(text) { return value }
         guard let value = try decoder.decode([AttributeValue].self, from: Data(text.utf8)).first else {
             throw corrupt("empty attribute value")
         }
+        return value
+    }
+
+    /// A value in a form ``encode(_:)`` writes (a string without escapes, a number that is one),
+    /// or nil for `JSONDecoder` to read.
+    static func decodeWritten(_ text: String) -> AttributeValue? {
+        var text = text
+        return text.withUTF8 { utf8 -> AttributeValue? in
+            guard utf8.count >= 4, utf8.first == UInt8(ascii: "["), utf8.last == UInt8(ascii: "]") else { return nil }
+            let inner = UnsafeBufferPointer(rebasing: utf8[1..<(utf8.count - 1)])
+            if inner.elementsEqual("null".utf8) { return .null }
+            if inner.first == UInt8(ascii: "\""), inner.count >= 2, inner.last == UInt8(ascii: "\"") {
+                let content = UnsafeBufferPointer(rebasing: inner[1..<(inner.count - 1)])
+                guard !content.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }),
+                      let string = String(validating: content, as: UTF8.self) else { return nil }
+                return .string(string)
+            }
+            if inner.elementsEqual(#"{"bool":true}"#.utf8) { return .bool(true) }
+            if inner.elementsEqual(#"{"bool":false}"#.utf8) { return .bool(false) }
+            for (key, make) in numberForms {
+                guard inner.count > key.count + 1, inner.starts(with: key), inner.last == UInt8(ascii: "}") else { continue }
+                let number = UnsafeBufferPointer(rebasing: inner[key.count..<(inner.count - 1)])
+                return make(number)
+            }
+            return nil
+        }
+    }
+
+    /// `{"int":`, `{"double":`, `{"date":` and how to read the number that follows.
+    private static let numberForms: [([UInt8], @Sendable (UnsafeBufferPointer<UInt8>) -> AttributeValue?)] = [
+        (Array(#"{"int":"#.utf8), { bytes in
+            guard bytes.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }),
+                  let value = Int64(String(decoding: bytes, as: UTF8.self)) else { return nil }
+            return .int(value)
+        }),
+        (Array(#"{"double":"#.utf8), { bytes in jsonNumber(bytes).map(AttributeValue.double) }),
+        (Array(#"{"date":"#.utf8), { bytes in jsonNumber(bytes).map { .date(Date(timeIntervalSince1970: $0)) } }),
+    ]
+
+    /// A finite JSON number (digits, sign, point, exponent), as `JSONDecoder` reads it.
+    private static func jsonNumber(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        guard let first = bytes.first, first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")),
+              bytes.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e")
+                  || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }),
+              let value = Double(String(decoding: bytes, as: UTF8.self)), value.isFinite else { return nil }
         return value
     }
 
