@@ -271,7 +271,9 @@ extension DocumentLibrary {
                 document.invalidate()
                 let contents = try document.read()
                 let copies = replicator.container.conflictCopies(in: record.id)
-                if let registry { _ = try? replicator.compact(record.id, store: document.store, registry: registry) }
+                if let registry {
+                    _ = try? replicator.compact(record.id, store: document.store, registry: registry, trustedCoverage: imported.trustedBaselineCoverage)
+                }
                 return DocumentWork(before: before, exported: exported, imported: imported, contents: contents, copies: copies)
             }
         }

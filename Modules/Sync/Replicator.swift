@@ -247,15 +247,21 @@ public struct Replicator: Sendable {
         let latest = ContainerBounds.latestWall(at: now())
 
         if plan.needsBaseline {
-            let baselines = container.baselines(document)
-            let useful = baselines.filter { entry in
-                entry.baseline.applied.contains { device, sequence in sequence > (contents.sync.applied[device] ?? 0) }
-            }.filter { entry in
+            // Every baseline is checked (widest first): the widest trusted one is also what a
+            // compaction after this import needs, which then reads none again.
+            var trusted: [(url: URL, baseline: Baseline)] = []
+            for entry in container.baselines(document) {
+                let useful = entry.baseline.applied.contains { device, sequence in sequence > (contents.sync.applied[device] ?? 0) }
                 if let problem = trustProblem(entry.baseline, latest: latest) {
-                    report.quarantined.append(QuarantinedFile(url: entry.url, reason: "baseline not used: \(problem)"))
-                    return false
+                    if useful { report.quarantined.append(QuarantinedFile(url: entry.url, reason: "baseline not used: \(problem)")) }
+                } else {
+                    trusted.append(entry)
+                    if !useful { continue }
                 }
-                return true
+            }
+            report.trustedBaselineCoverage = trusted.first?.baseline.applied ?? [:]
+            let useful = trusted.filter { entry in
+                entry.baseline.applied.contains { device, sequence in sequence > (contents.sync.applied[device] ?? 0) }
             }
             if !useful.isEmpty {
                 // Not synced, as the logs' imports below (Docs/RELIABILITY.md, "One durable step
@@ -475,9 +481,14 @@ public struct Replicator: Sendable {
     ///
     /// `registry` is every device's record, read once for a pass over many documents and only
     /// if one of them has logs to prune (it grows with the number of documents).
-    public func compact(_ document: DocumentID, store: any DocumentStore, registry: RegistrySnapshot? = nil) throws -> CompactionReport {
+    ///
+    /// `trustedCoverage`: what the widest trusted baseline covers, when an import just found it
+    /// (``ImportReport/trustedBaselineCoverage``); nil reads the baselines.
+    public func compact(
+        _ document: DocumentID, store: any DocumentStore, registry: RegistrySnapshot? = nil, trustedCoverage: [DeviceID: UInt64]? = nil
+    ) throws -> CompactionReport {
         var report = CompactionReport()
-        let covered = trustedBaseline(document)?.applied ?? [:]
+        let covered = trustedCoverage ?? trustedBaseline(document)?.applied ?? [:]
         var uncovered = 0
         for origin in container.logDevices(document) {
             let floor = covered[origin] ?? 0
@@ -584,6 +595,9 @@ public struct ImportReport: Sendable {
     public var imported: [ImportedLog] = []
     public var quarantined: [QuarantinedFile] = []
     public var baselinesMerged = 0
+    /// What the widest trusted baseline in the container covers, when the import read the
+    /// baselines (nil: it did not need them).
+    public var trustedBaselineCoverage: [DeviceID: UInt64]?
     /// Logs missing while later ones of the same device are there (on their way, or lost).
     public var gaps: [LogGap] = []
     /// A later log is present but an earlier one has not arrived yet.

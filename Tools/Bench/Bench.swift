@@ -35,6 +35,8 @@ struct Run: AsyncParsableCommand {
     @Option(name: .customLong("handoff-rounds"), help: "Round trips of the physical-limit hand-off.") var handoffRounds = 300
     @Option(name: .customLong("new-documents"), help: "Documents created on A for new → viewable.") var newDocuments = 20
     @Option(help: "Changes in the backlog a fresh device imports.") var backlog = 100_000
+    @Option(name: .customLong("big-join-changes"), help: "Rows behind the baseline of the document a fresh device joins (join.1m).")
+    var bigJoinChanges = 1_000_000
     @Option(help: "Documents in the shared container (list, full pass, idle daemon, CLI commands, join, memory).") var documents = 10_000
     @Option(name: .customLong("memory-documents"), help: "Documents the daemon syncs while its memory is measured (default: --documents).")
     var memoryDocuments: Int?
@@ -53,7 +55,7 @@ struct Run: AsyncParsableCommand {
     func validate() throws {
         guard ["sqlite", "json"].contains(store) else { throw ValidationError("--store must be sqlite or json") }
         for (name, value) in [("--rounds", rounds), ("--slow-rounds", slowRounds), ("--handoff-rounds", handoffRounds),
-                              ("--new-documents", newDocuments), ("--backlog", backlog), ("--documents", documents),
+                              ("--new-documents", newDocuments), ("--backlog", backlog), ("--big-join-changes", bigJoinChanges), ("--documents", documents),
                               ("--memory-documents", memoryDocuments ?? 1), ("--idle-seconds", idleSeconds ?? 1)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
@@ -65,15 +67,16 @@ struct Run: AsyncParsableCommand {
     }
 
     struct Sizes {
-        var rounds, slow, handoff, new, backlog, documents, memory, idleSeconds: Int
+        var rounds, slow, handoff, new, backlog, bigJoin, documents, memory, idleSeconds: Int
     }
 
     func run() async throws {
         let programs: Programs
         do { programs = try Programs() } catch { throw ValidationError("\(error)") }
         let sizes = quick
-            ? Sizes(rounds: 10, slow: 3, handoff: 100, new: 5, backlog: 5_000, documents: 300, memory: memoryDocuments ?? 300, idleSeconds: idleSeconds ?? 10)
-            : Sizes(rounds: rounds, slow: slowRounds, handoff: handoffRounds, new: newDocuments, backlog: backlog, documents: documents,
+            ? Sizes(rounds: 10, slow: 3, handoff: 100, new: 5, backlog: 5_000, bigJoin: 20_000, documents: 300, memory: memoryDocuments ?? 300,
+                    idleSeconds: idleSeconds ?? 10)
+            : Sizes(rounds: rounds, slow: slowRounds, handoff: handoffRounds, new: newDocuments, backlog: backlog, bigJoin: bigJoinChanges, documents: documents,
                     memory: memoryDocuments ?? documents, idleSeconds: idleSeconds ?? 60)
         let selected = Set(Scenario.allCases.filter { scenario in
             only.isEmpty || scenario.rows.contains { id in only.contains { id.hasPrefix($0) } }
@@ -122,6 +125,13 @@ struct Run: AsyncParsableCommand {
             table.row("import.seconds", "backlog import, \(sizes.backlog) changes in \(result.logs) logs", value: result.seconds, unit: "s")
             let rate = Double(sizes.backlog) / result.seconds
             table.row("import.rate", "backlog import throughput", value: rate, unit: "changes/s", text: "\(Int(rate)) changes/s")
+        }
+
+        if selected.contains(.bigJoin) {
+            progress("join.1m: a fresh device joins a document of \(sizes.bigJoin) rows behind a baseline and 1,000 logs …")
+            let seconds = try await Scenarios.bigJoin(folder: folder.appendingPathComponent("big-join"), store: store, changes: sizes.bigJoin, logs: 1_000)
+            table.row("join.1m", "fresh device joins one document of \(sizes.bigJoin) rows behind a baseline + 1,000 logs, until viewable and complete",
+                      value: seconds, unit: "s", target: Target("≤ 10 s", atMost: 10))
         }
 
         if selected.contains(.signing) {
@@ -217,7 +227,7 @@ struct Run: AsyncParsableCommand {
 
 /// The benchmark's parts, each with the ids of the rows it adds (`--only` picks by them).
 enum Scenario: CaseIterable {
-    case limit, ping, pingSigned, pingSlow, newViewable, backlog, signing, list, pass, idle, join, memory, cli
+    case limit, ping, pingSigned, pingSlow, newViewable, backlog, bigJoin, signing, list, pass, idle, join, memory, cli
 
     var rows: [String] {
         switch self {
@@ -227,6 +237,7 @@ enum Scenario: CaseIterable {
         case .pingSlow: ["ping.slow.oneway.p50", "ping.slow.oneway.p99", "ping.slow.roundtrip.p50"]
         case .newViewable: ["new.viewable.p50", "new.viewable.max"]
         case .backlog: ["import.seconds", "import.rate"]
+        case .bigJoin: ["join.1m"]
         case .signing: ["log.open.plain", "log.sign", "log.verify", "log.seal", "log.open.sealed"]
         case .list: ["list.cold", "list.second", "list.steady"]
         case .pass: ["pass.thorough", "pass.quiet"]

@@ -223,6 +223,27 @@ enum Scenarios {
         return Throughput(seconds: seconds, logs: report.importedLogs)
     }
 
+    /// A fresh device joins a container holding one document of `changes` rows behind a
+    /// baseline plus `logs` later saves: seconds until it is viewable and holds every row.
+    static func bigJoin(folder: URL, store: String, changes: Int, logs: Int) async throws -> Double {
+        let space = try Workspace(folder)
+        progress("  writing a document of \(changes) rows behind a baseline, and \(logs) logs after it …")
+        let filler = ContainerFiller(container: space.container, deviceName: "A")
+        let (id, rows) = try filler.addBigDocument(named: "Big", changes: changes, logs: logs)
+        let (_, j) = try space.library("J", store: store)
+        progress("  a fresh device joins …")
+        let start = ContinuousClock.now
+        let report = await j.sync()
+        let seconds = elapsedSeconds(since: start)
+        guard report.problems.isEmpty else { throw BenchError("the joining pass reported \(report.problems)") }
+        let summary = await j.list().first { $0.id == id }
+        let held = try await j.withDocument(id) { document in try document.read().graph.objects.values.filter { $0.entity == "Row" }.count }
+        await j.closeAll()
+        guard summary?.viewable == true else { throw BenchError("the big document is not viewable after the joining pass") }
+        guard held == rows else { throw BenchError("the fresh device holds \(held) of \(rows) rows after its pass") }
+        return seconds
+    }
+
     /// `multidoc list` on B: the first run (discovers and imports every document), the second
     /// (looks at every store and marks them quiet) and the steady state every later command sees.
     static func lists(_ scale: ScaleWorkspace) async throws -> (cold: Double, second: Double, steady: Double) {
