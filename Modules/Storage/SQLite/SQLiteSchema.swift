@@ -303,6 +303,18 @@ enum SQLiteSchema {
                 touched.insert(id)
             }
             for id in before.graph.objects.keys where after.graph.objects[id] == nil { touched.insert(id) }
+            // Prepared once (a cached statement is found by hashing its SQL on every call), and a
+            // device's UUID spelt once: an import writes hundreds of thousands of rows here.
+            let insertObject = try db.cachedStatement(sql: "INSERT OR REPLACE INTO objects (id, entity) VALUES (?, ?)")
+            let insertAttribute = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO attributes (object_id, name, value, stamp_wall, stamp_counter, stamp_device) VALUES (?, ?, ?, ?, ?, ?)")
+            var deviceText: [DeviceID: String] = [:]
+            func text(_ device: DeviceID) -> String {
+                if let known = deviceText[device] { return known }
+                let text = device.description
+                deviceText[device] = text
+                return text
+            }
             for id in touched {
                 guard let record = after.graph.objects[id] else {
                     try db.cachedStatement(sql: "DELETE FROM attributes WHERE object_id = ?").execute(arguments: [id.rawValue])
@@ -311,15 +323,16 @@ enum SQLiteSchema {
                 }
                 let old = before.graph.objects[id]
                 if old?.entity != record.entity {
-                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO objects (id, entity) VALUES (?, ?)").execute(arguments: [id.rawValue, record.entity])
+                    try insertObject.execute(arguments: [id.rawValue, record.entity])
                 }
                 let stamps = after.sync.stamps[id] ?? [:]
                 let oldStamps = before.sync.stamps[id] ?? [:]
                 for (name, value) in record.attributes where old?.attributes[name] != value || oldStamps[name] != stamps[name] {
                     let stamp = stamps[name]
-                    try db.cachedStatement(
-                        sql: "INSERT OR REPLACE INTO attributes (object_id, name, value, stamp_wall, stamp_counter, stamp_device) VALUES (?, ?, ?, ?, ?, ?)"
-                    ).execute(arguments: [id.rawValue, name, try encode(value), Int64(clamping: stamp?.wall ?? 0), Int64(stamp?.counter ?? 0), stamp?.device.description ?? zeroDevice])
+                    try insertAttribute.execute(arguments: [
+                        id.rawValue, name, try encode(value), Int64(clamping: stamp?.wall ?? 0), Int64(stamp?.counter ?? 0),
+                        stamp.map { text($0.device) } ?? zeroDevice,
+                    ])
                 }
                 for name in (old?.attributes.keys).map(Array.init) ?? [] where record.attributes[name] == nil {
                     try db.cachedStatement(sql: "DELETE FROM attributes WHERE object_id = ? AND name = ?").execute(arguments: [id.rawValue, name])
