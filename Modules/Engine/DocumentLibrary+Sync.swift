@@ -270,7 +270,7 @@ extension DocumentLibrary {
                 let imported = try replicator.importPending(record.id, into: document.store)
                 document.invalidate()
                 let contents = try document.read()
-                let copies = replicator.container.conflictCopies(in: record.id)
+                let copies = imported.conflictCopies
                 if let registry {
                     _ = try? replicator.compact(record.id, store: document.store, registry: registry, trustedCoverage: imported.trustedBaselineCoverage)
                 }

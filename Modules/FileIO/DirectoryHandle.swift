@@ -38,9 +38,10 @@ public final class DirectoryHandle: Sendable {
     }
 
     /// The names in the folder `relative` (nil if it cannot be listed), with whether each is a
-    /// folder (`DT_UNKNOWN` counts as one: the caller checks what it needs).
-    public func entries(_ relative: String) -> [(name: String, isFolderOrUnknown: Bool)]? {
-        let folder = openat(descriptor, relative, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    /// folder (`DT_UNKNOWN` counts as one: the caller checks what it needs). Without
+    /// `followLinks`, a link where the folder's last component belongs is not listed (nil).
+    public func entries(_ relative: String, followLinks: Bool = true) -> [(name: String, isFolderOrUnknown: Bool)]? {
+        let folder = openat(descriptor, relative, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followLinks ? 0 : O_NOFOLLOW))
         guard folder >= 0 else { return nil }
         guard let directory = fdopendir(folder) else {
             close(folder)

@@ -413,22 +413,7 @@ public struct Container: Sendable {
     }
 
     /// Conflict copies found in a document's folders (reported, never imported).
-    func conflictCopies(_ id: DocumentID) -> [URL] {
-        var found: [URL] = []
-        guard symlinkProblem(documentDirectory(id)) == nil else { return [] }
-        // The folders the format has, and no deeper: links are not followed and a hostile
-        // tree cannot make this walk long.
-        let folder = documentDirectory(id)
-        let logs = folder.appendingPathComponent("logs", isDirectory: false)
-        let folders = [folder, logs, baselinesDirectory(id)]
-            + listNames(logs).filter { !ContainerFiles.isIgnored($0) }.map { logs.appendingPathComponent($0, isDirectory: false) }
-        for directory in folders where symlinkProblem(directory) == nil {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where ContainerFiles.isConflictCopy(name) {
-                found.append(directory.appendingPathComponent(name, isDirectory: false))
-            }
-        }
-        return found
-    }
+    func conflictCopies(_ id: DocumentID) -> [URL] { listing(id).conflictCopies }
 
     /// Conflict copies in the container's own folders (`identity/`, `devices/`, `tombstones/`);
     /// reported, never read. A document's folder is checked by ``conflictCopies(_:)``.
@@ -443,12 +428,7 @@ public struct Container: Sendable {
 
     /// The largest coverage a baseline's name claims (`<device>-<n>.json`), from the names
     /// alone: whether a baseline may hold logs this device lacks, without reading one.
-    func largestBaselineCoverage(_ id: DocumentID) -> UInt64? {
-        listNames(baselinesDirectory(id)).compactMap { name -> UInt64? in
-            guard name.hasSuffix(".json"), let dash = name.lastIndex(of: "-") else { return nil }
-            return UInt64(name[name.index(after: dash)..<name.index(name.endIndex, offsetBy: -5)])
-        }.max()
-    }
+    func largestBaselineCoverage(_ id: DocumentID) -> UInt64? { Self.largestCoverage(listNames(baselinesDirectory(id))) }
 
     /// Baselines of a document with their file URLs, largest coverage first.
     func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {

@@ -243,7 +243,12 @@ public struct Replicator: Sendable {
     public func importPending(_ document: DocumentID, into store: any DocumentStore) throws -> ImportReport {
         var report = ImportReport()
         var contents = try store.read()
-        var plan = makePlan(document, applied: contents.sync.applied, report: &report)
+        // The document's folders, listed once for the plan, the progress and the conflict copies.
+        let listing = container.listing(document)
+        report.conflictCopies = listing.conflictCopies.map {
+            QuarantinedFile(url: $0, reason: "conflict copy made by the replication engine, not imported")
+        }
+        var plan = makePlan(document, listing, applied: contents.sync.applied, report: &report)
         let latest = ContainerBounds.latestWall(at: now())
 
         if plan.needsBaseline {
@@ -274,7 +279,7 @@ public struct Replicator: Sendable {
                 report.summary.formUnion(summary)
                 report.baselinesMerged = useful.count
                 contents = try store.read()
-                plan = makePlan(document, applied: contents.sync.applied, report: &report)
+                plan = makePlan(document, listing, applied: contents.sync.applied, report: &report)
             }
         }
 
@@ -333,7 +338,7 @@ public struct Replicator: Sendable {
         report.waitingForOthers = waiting.count
         report.dependencyWaits = dependencyWaits(document, waiting: waiting, applied: applied)
         report.gaps = plan.gaps
-        report.progress = progress(document, applied: applied)
+        report.progress = Self.progress(listing, applied: applied)
         return report
     }
 
@@ -357,19 +362,19 @@ public struct Replicator: Sendable {
         var gaps: [LogGap] = []
     }
 
-    private func makePlan(_ document: DocumentID, applied: [DeviceID: UInt64], report: inout ImportReport) -> Plan {
+    private func makePlan(_ document: DocumentID, _ listing: DocumentListing, applied: [DeviceID: UInt64], report: inout ImportReport) -> Plan {
         var plan = Plan()
-        let devices = container.logDevices(document)
+        let devices = listing.devices
         if devices.isEmpty || applied.isEmpty { plan.needsBaseline = true }
         // Logs this device never applied may have been pruned (it saved before it registered,
         // so the pruning devices did not wait for it): a baseline covering more than it has
         // applied may hold them.
-        if let coverage = container.largestBaselineCoverage(document), coverage > applied.values.reduce(0, ContainerBounds.sum) {
+        if let coverage = listing.largestBaselineCoverage, coverage > applied.values.reduce(0, ContainerBounds.sum) {
             plan.needsBaseline = true
         }
         for origin in devices {
             let have = applied[origin] ?? 0
-            let present = container.logSequences(document, device: origin).filter { $0 > have }
+            let present = (listing.logs[origin] ?? []).filter { $0 > have }
             guard let first = present.first else { continue }
             if first != have + 1 {
                 // The next log is missing: it may still be on its way, or pruned after a baseline.
@@ -429,18 +434,23 @@ public struct Replicator: Sendable {
             for (device, sequence) in entry.baseline.applied { covered[device] = max(covered[device] ?? 0, sequence) }
         }
         var report = ImportReport()
-        return makePlan(document, applied: covered, report: &report).gaps
+        return makePlan(document, container.listing(document), applied: covered, report: &report).gaps
     }
 
     /// How much of a document this device has, against what the container shows.
     public func progress(_ document: DocumentID, applied: [DeviceID: UInt64]) -> DownloadProgress {
+        Self.progress(container.listing(document), applied: applied)
+    }
+
+    /// How much of a document this device has, against what `listing` shows.
+    static func progress(_ listing: DocumentListing, applied: [DeviceID: UInt64]) -> DownloadProgress {
         var known: UInt64 = 0
         var have: UInt64 = 0
-        var devices = Set(container.logDevices(document))
+        var devices = Set(listing.logs.keys)
         devices.formUnion(applied.keys)
         for origin in devices {
             let mine = applied[origin] ?? 0
-            let highest = container.logSequences(document, device: origin).last ?? 0
+            let highest = listing.logs[origin]?.last ?? 0
             known = ContainerBounds.sum(known, max(mine, highest))
             have = ContainerBounds.sum(have, mine)
         }
@@ -595,6 +605,9 @@ public struct ImportReport: Sendable {
     public var imported: [ImportedLog] = []
     public var quarantined: [QuarantinedFile] = []
     public var baselinesMerged = 0
+    /// Conflict copies the replication engine made in the document's folders (reported, never
+    /// imported), found by the import's listing.
+    public var conflictCopies: [QuarantinedFile] = []
     /// What the widest trusted baseline in the container covers, when the import read the
     /// baselines (nil: it did not need them).
     public var trustedBaselineCoverage: [DeviceID: UInt64]?

@@ -1,0 +1,63 @@
+import FileIO
+import Foundation
+import Model
+
+/// What a document's folders hold, listed once: each device's logs, the baselines' names and
+/// the conflict copies. An import plans, reports its progress and finds conflict copies from
+/// one listing (it listed the same folders a dozen times, a fifth of the time an edit took to
+/// reach another device).
+public struct DocumentListing: Sendable {
+    /// Each device's log sequences present, ascending (folders named by a device's UUID).
+    public var logs: [DeviceID: [UInt64]] = [:]
+    /// The names of the files in `baselines/` (ignored names left out).
+    public var baselineNames: [String] = []
+    /// Conflict copies in the document's folders (reported, never imported).
+    public var conflictCopies: [URL] = []
+
+    /// The devices with a log folder, in order.
+    public var devices: [DeviceID] { logs.keys.sorted() }
+
+    /// The largest coverage a baseline's name claims (`<device>-<n>.json`).
+    var largestBaselineCoverage: UInt64? { Container.largestCoverage(baselineNames) }
+}
+
+extension Container {
+    /// One look at a document's folders (`<doc>/`, `logs/`, each `logs/<device>/`,
+    /// `baselines/`), relative to the document's folder opened once. No link is followed and
+    /// nothing deeper is read: a hostile tree cannot make it long.
+    public func listing(_ id: DocumentID) -> DocumentListing {
+        var listing = DocumentListing()
+        let folder = documentDirectory(id)
+        guard symlinkProblem(folder) == nil, let handle = DirectoryHandle(path: folder.path) else { return listing }
+        func copies(_ names: [(name: String, isFolderOrUnknown: Bool)], in relative: String?) {
+            for entry in names where ContainerFiles.isConflictCopy(entry.name) {
+                let directory = relative.map { folder.appendingPathComponent($0, isDirectory: true) } ?? folder
+                listing.conflictCopies.append(directory.appendingPathComponent(entry.name, isDirectory: false))
+            }
+        }
+        copies(handle.entries(".", followLinks: false) ?? [], in: nil)
+        let logs = handle.entries("logs", followLinks: false) ?? []
+        copies(logs, in: "logs")
+        for entry in logs where entry.isFolderOrUnknown && !ContainerFiles.isIgnored(entry.name) {
+            let relative = "logs/" + entry.name
+            let names = handle.entries(relative, followLinks: false) ?? []
+            copies(names, in: relative)
+            // Only the lower-case spelling is a device's folder (the one a log's path names).
+            guard let device = DeviceID(entry.name), device.description == entry.name else { continue }
+            listing.logs[device] = names.compactMap { Self.sequence(fromLogName: $0.name) }.sorted()
+        }
+        let baselines = handle.entries("baselines", followLinks: false) ?? []
+        copies(baselines, in: "baselines")
+        listing.baselineNames = baselines.map(\.name).filter { !ContainerFiles.isIgnored($0) }.sorted()
+        listing.conflictCopies.sort { $0.path < $1.path }
+        return listing
+    }
+
+    /// The largest coverage the names of baselines claim (`<device>-<n>.json`).
+    static func largestCoverage(_ names: [String]) -> UInt64? {
+        names.compactMap { name -> UInt64? in
+            guard name.hasSuffix(".json"), let dash = name.lastIndex(of: "-") else { return nil }
+            return UInt64(name[name.index(after: dash)..<name.index(name.endIndex, offsetBy: -5)])
+        }.max()
+    }
+}
