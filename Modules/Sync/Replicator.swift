@@ -254,20 +254,21 @@ public struct Replicator: Sendable {
         if plan.needsBaseline {
             // Every baseline is checked (widest first): the widest trusted one is also what a
             // compaction after this import needs, which then reads none again.
+            let applied = contents.sync.applied
+            func holdsMore(_ entry: (url: URL, baseline: Baseline)) -> Bool {
+                entry.baseline.applied.contains { device, sequence in sequence > (applied[device] ?? 0) }
+            }
             var trusted: [(url: URL, baseline: Baseline)] = []
             for entry in container.baselines(document) {
-                let useful = entry.baseline.applied.contains { device, sequence in sequence > (contents.sync.applied[device] ?? 0) }
                 if let problem = trustProblem(entry.baseline, latest: latest) {
-                    if useful { report.quarantined.append(QuarantinedFile(url: entry.url, reason: "baseline not used: \(problem)")) }
+                    // Reported when it would have been used.
+                    if holdsMore(entry) { report.quarantined.append(QuarantinedFile(url: entry.url, reason: "baseline not used: \(problem)")) }
                 } else {
                     trusted.append(entry)
-                    if !useful { continue }
                 }
             }
             report.trustedBaselineCoverage = trusted.first?.baseline.applied ?? [:]
-            let useful = trusted.filter { entry in
-                entry.baseline.applied.contains { device, sequence in sequence > (contents.sync.applied[device] ?? 0) }
-            }
+            let useful = trusted.filter(holdsMore)
             if !useful.isEmpty {
                 // Not synced, as the logs' imports below (Docs/RELIABILITY.md, "One durable step
                 // per save"): the baseline stays in the container, and merging it again is a no-op.

@@ -20,18 +20,23 @@ struct ContainerFiller {
         self.replicator = replicator
     }
 
-    /// One document as `multidoc new` makes it (a text entry, the model version, its name).
-    @discardableResult
-    func addDocument(named name: String, rows: Int = 0, rowsPerLog: Int = 100) throws -> DocumentID {
-        let id = DocumentID(UUID())
-        let store = try MemoryVolume().provider.open(.sqlite, at: URL(fileURLWithPath: "/memory/\(id)"), create: true)
-        _ = try replicator.commit([
+    /// What `multidoc new` commits first: a text entry, the model version, the name.
+    func creation(named name: String) -> [Change] {
+        [
             .insert(ObjectID(UUID().uuidString.lowercased()), entity: Entity.textEntry, attributes: [
                 Entity.TextEntry.text: .string(device.creationText), Entity.TextEntry.modified: .date(Date()),
             ]),
             .insert(ObjectID.seed("model-version"), entity: Entity.modelVersion, attributes: [Entity.ModelVersion.version: .int(SchemaVersion.current)]),
             .insert(ObjectID.seed("document-info"), entity: Entity.documentInfo, attributes: [Entity.DocumentInfo.name: .string(name)]),
-        ], document: id, to: store, ship: true)
+        ]
+    }
+
+    /// One document as `multidoc new` makes it (a text entry, the model version, its name).
+    @discardableResult
+    func addDocument(named name: String, rows: Int = 0, rowsPerLog: Int = 100) throws -> DocumentID {
+        let id = DocumentID(UUID())
+        let store = try MemoryVolume().provider.open(.sqlite, at: URL(fileURLWithPath: "/memory/\(id)"), create: true)
+        _ = try replicator.commit(creation(named: name), document: id, to: store, ship: true)
         var written = 0
         while written < rows {
             let count = min(rowsPerLog, rows - written)
@@ -55,13 +60,7 @@ struct ContainerFiller {
         let id = DocumentID(UUID())
         let volume = MemoryVolume()
         let big = try volume.provider.open(.sqlite, at: URL(fileURLWithPath: "/memory/\(id)"), create: true)
-        _ = try replicator.commit([
-            .insert(ObjectID(UUID().uuidString.lowercased()), entity: Entity.textEntry, attributes: [
-                Entity.TextEntry.text: .string(device.creationText), Entity.TextEntry.modified: .date(Date()),
-            ]),
-            .insert(ObjectID.seed("model-version"), entity: Entity.modelVersion, attributes: [Entity.ModelVersion.version: .int(SchemaVersion.current)]),
-            .insert(ObjectID.seed("document-info"), entity: Entity.documentInfo, attributes: [Entity.DocumentInfo.name: .string(name)]),
-        ], document: id, to: big, ship: false)
+        _ = try replicator.commit(creation(named: name), document: id, to: big, ship: false)
         // The rows straight into the store, stamped as saves 2…covered would have (no log
         // written: the baseline holds them).
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
