@@ -310,6 +310,23 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.url.path) == listing)
         #expect(FileManager.default.fileExists(atPath: outside.appendingPathComponent("0000000000000001.log").path))
         #expect(container.verify().problems.allSatisfy { !$0.url.path.hasPrefix(elsewhere.url.path) })
+
+        // A device's log folder, and then `logs/` itself, that are links to a folder holding
+        // valid-looking logs: the import's listing sees no logs there, and imports nothing.
+        let third = Fixed.device(3)
+        let forged = elsewhere.url.appendingPathComponent("forged")
+        try FileManager.default.createDirectory(at: forged, withIntermediateDirectories: true)
+        try log(third, sequence: 1, document: doc).encoded().write(to: forged.appendingPathComponent("0000000000000001.log"))
+        let deviceFolder = container.documentDirectory(doc).appendingPathComponent("logs/\(third)")
+        try FileManager.default.createSymbolicLink(at: deviceFolder, withDestinationURL: forged)
+        #expect((container.listing(doc).logs[third] ?? []).isEmpty)
+        #expect(try b.importPending(doc).imported.isEmpty)
+        try FileManager.default.removeItem(at: deviceFolder)
+        let logs = container.documentDirectory(doc).appendingPathComponent("logs")
+        try FileManager.default.moveItem(at: logs, to: elsewhere.url.appendingPathComponent("moved-logs"))
+        try FileManager.default.createSymbolicLink(at: logs, withDestinationURL: elsewhere.url.appendingPathComponent("moved-logs"))
+        #expect(container.listing(doc).logs.isEmpty)
+        #expect(try b.importPending(doc).imported.isEmpty)
     }
 
     @Test(.enabled(if: getuid() != 0, "root reads every file whatever its mode, so an unreadable log cannot be made as root"))
