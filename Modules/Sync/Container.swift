@@ -561,7 +561,18 @@ public struct Container: Sendable {
     func writeRecord(_ json: Data, to url: URL, limit: Int) throws(SyncError) {
         var data = json
         if let sealed = try sealRecord(data, at: url) { data = Data(sealed) }
-        // A device never writes a file its peers would refuse.
+        try writeRaw(data, to: url, limit: limit)
+    }
+
+    /// Writes a format 2 file: `envelope` sealed as the container wants it (``seal(_:)``), at
+    /// most `limit` bytes.
+    func writeEnvelope(_ envelope: ContainerEnvelope, to url: URL, limit: Int) throws(SyncError) {
+        try writeRaw(Data(try seal(envelope)), to: url, limit: limit)
+    }
+
+    /// ``writeRaw(_:to:)`` of at most `limit` bytes: a device never writes a file its peers
+    /// would refuse.
+    private func writeRaw(_ data: Data, to url: URL, limit: Int) throws(SyncError) {
         guard data.count <= limit else {
             throw SyncError(.writeFailed, path: url.path, detail: "\(data.count) bytes, more than the \(limit) bytes a reader accepts")
         }

@@ -470,12 +470,7 @@ public struct Replicator: Sendable {
         if format.version >= 2 {
             // Binary (Baseline+Binary.swift): a JSON baseline of a large document took seconds
             // to write and as long again for every reader.
-            let bytes = try container.seal(baseline.envelope(container: format.container))
-            // A device never writes a file its peers would refuse.
-            guard bytes.count <= Container.maximumBaselineSize else {
-                throw SyncError(.writeFailed, path: url.path, detail: "\(bytes.count) bytes, more than the \(Container.maximumBaselineSize) bytes a reader accepts")
-            }
-            try container.writeRaw(Data(bytes), to: url)
+            try container.writeEnvelope(baseline.envelope(container: format.container), to: url, limit: Container.maximumBaselineSize)
         } else {
             try container.writeJSON(baseline, to: url, pretty: false, limit: Container.maximumBaselineSize)
         }
