@@ -110,7 +110,7 @@ func device(_ name: String) -> [String] {
     ["--root", home.appendingPathComponent("root-\(name)").path, "--container", name == "A" ? folderA : folderB, "--device-name", name]
 }
 
-func pingRing(nudge: Bool, rounds: Int) async throws -> (oneWay: [Double], roundTrip: [Double]) {
+func pingRing(nudge: Bool, rounds: Int) async throws -> (oneWay: [Double], roundTrip: [Double], toB: [Double], toA: [Double]) {
     for name in ["A", "B"] {
         try FileManager.default.createDirectory(at: home.appendingPathComponent("root-\(name)"), withIntermediateDirectories: true)
     }
@@ -147,15 +147,16 @@ func pingRing(nudge: Bool, rounds: Int) async throws -> (oneWay: [Double], round
         }
         try await Task.sleep(for: .milliseconds(50))
     }
-    var oneWay: [Double] = [], roundTrip: [Double] = []
+    var oneWay: [Double] = [], roundTrip: [Double] = [], byReceiver: [String: [Double]] = [:]
     for name in ["A", "B"] {
         let log = LatencyLog(url: DeviceRoot(url: home.appendingPathComponent("root-\(name)")).latenciesURL)
         for sample in log.read() where sample.document.description == uuid {
             oneWay.append(sample.oneWayMs)
+            byReceiver[name, default: []].append(sample.oneWayMs)
             if let value = sample.roundTripMs { roundTrip.append(value) }
         }
     }
-    return (oneWay, roundTrip)
+    return (oneWay, roundTrip, byReceiver["B"] ?? [], byReceiver["A"] ?? [])
 }
 
 do {
@@ -177,6 +178,8 @@ do {
     print(row("bare file A → B, scan requested over the API", bareNudged))
     print(row("multidoc save → imported on the peer, without the nudge (one-way)", without.oneWay))
     print(row("multidoc save → imported on the peer, with the nudge (one-way)", with.oneWay))
+    print(row("… of which A → B (the ping)", with.toB))
+    print(row("… of which B → A (the answer)", with.toA))
     print(row("multidoc ping round trip, without the nudge", without.roundTrip))
     print(row("multidoc ping round trip, with the nudge", with.roundTrip))
 } catch {
