@@ -3,6 +3,9 @@
 // started by Tools/syncthing-pair.
 //
 //   swift run -c release multidoc-syncthing-bench [--samples N] [--script Tools/syncthing-pair]
+//
+// Rows: bare files (watcher, nudged), the ping ring of two daemons (without and with the
+// nudge, and each direction), and lone nudged saves 1.6 s apart (syncthing.oneway.p50).
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -159,6 +162,37 @@ func pingRing(nudge: Bool, rounds: Int) async throws -> (oneWay: [Double], round
     return (oneWay, roundTrip, byReceiver["B"] ?? [], byReceiver["A"] ?? [])
 }
 
+/// Saves on A (`multidoc edit --append`, nudged) more than 250 ms apart, none answering a file
+/// just pulled (Syncthing pauses its index updates 250 ms after each; Docs/ACROSS-HOSTS.md):
+/// one-way from each save's commit to its import by B's daemon, which inspects the document.
+func loneSaves(_ count: Int) async throws -> [Double] {
+    let created = try run("multidoc", ["new", "Lone", "--json"] + device("A"))
+    guard created.status == 0,
+          let uuid = (try? JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["uuid"] as? String else {
+        throw BenchError("multidoc new failed: \(created.stderr)")
+    }
+    let deadline = ContinuousClock.now + .seconds(60)
+    while try run("multidoc", ["show", uuid] + device("B")).status != 0 {
+        guard ContinuousClock.now < deadline else { throw BenchError("B never saw Lone") }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    let daemon = Process()
+    daemon.executableURL = binaries.appendingPathComponent("multidocd")
+    daemon.arguments = device("B") + ["--inspect", uuid, "--syncthing-config", configB, "--log-level", "error"]
+    daemon.standardOutput = FileHandle.nullDevice
+    daemon.standardInput = FileHandle.nullDevice
+    try daemon.run()
+    defer { daemon.terminate() }
+    try await Task.sleep(for: .seconds(2))  // let it start and settle
+    let log = LatencyLog(url: DeviceRoot(url: home.appendingPathComponent("root-B")).latenciesURL)
+    for index in 0..<count {
+        let saved = try run("multidoc", ["edit", uuid, "--append", " \(index)", "--syncthing-config", configA] + device("A"))
+        guard saved.status == 0 else { throw BenchError("multidoc edit failed: \(saved.stderr)") }
+        try await Task.sleep(for: .milliseconds(1600))
+    }
+    return log.read().filter { $0.document.description == uuid }.map(\.oneWayMs)
+}
+
 do {
     var bareWatcher: [Double] = [], bareNudged: [Double] = []
     for index in 0..<samples {
@@ -167,6 +201,7 @@ do {
     }
     let without = try await pingRing(nudge: false, rounds: samples)
     let with = try await pingRing(nudge: true, rounds: samples)
+    let lone = try await loneSaves(samples)
     var uname = utsname()
     _ = Glibc.uname(&uname)
     let machine = withUnsafeBytes(of: &uname.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -180,6 +215,7 @@ do {
     print(row("multidoc save → imported on the peer, with the nudge (one-way)", with.oneWay))
     print(row("… of which A → B (the ping)", with.toB))
     print(row("… of which B → A (the answer)", with.toA))
+    print(row("multidoc lone save (1.6 s apart) → imported on the peer, with the nudge (syncthing.oneway.p50)", lone))
     print(row("multidoc ping round trip, without the nudge", without.roundTrip))
     print(row("multidoc ping round trip, with the nudge", with.roundTrip))
 } catch {
