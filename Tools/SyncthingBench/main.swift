@@ -113,21 +113,26 @@ func device(_ name: String) -> [String] {
     ["--root", home.appendingPathComponent("root-\(name)").path, "--container", name == "A" ? folderA : folderB, "--device-name", name]
 }
 
-func pingRing(nudge: Bool, rounds: Int) async throws -> (oneWay: [Double], roundTrip: [Double], toB: [Double], toA: [Double]) {
-    for name in ["A", "B"] {
-        try FileManager.default.createDirectory(at: home.appendingPathComponent("root-\(name)"), withIntermediateDirectories: true)
-    }
-    let documentName = nudge ? "PingNudged" : "PingWatcher"
-    let created = try run("multidoc", ["new", documentName, "--json"] + device("A"))
+/// A new document on A, once B can show it: its UUID.
+func sharedDocument(named name: String) async throws -> String {
+    let created = try run("multidoc", ["new", name, "--json"] + device("A"))
     guard created.status == 0,
           let uuid = (try? JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["uuid"] as? String else {
         throw BenchError("multidoc new failed: \(created.stderr)")
     }
     let deadline = ContinuousClock.now + .seconds(60)
     while try run("multidoc", ["show", uuid] + device("B")).status != 0 {
-        guard ContinuousClock.now < deadline else { throw BenchError("B never saw \(documentName)") }
+        guard ContinuousClock.now < deadline else { throw BenchError("B never saw \(name)") }
         try await Task.sleep(for: .milliseconds(100))
     }
+    return uuid
+}
+
+func pingRing(nudge: Bool, rounds: Int) async throws -> (oneWay: [Double], roundTrip: [Double], toB: [Double], toA: [Double]) {
+    for name in ["A", "B"] {
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("root-\(name)"), withIntermediateDirectories: true)
+    }
+    let uuid = try await sharedDocument(named: nudge ? "PingNudged" : "PingWatcher")
     var daemons: [Process] = []
     for name in ["B", "A"] {
         let process = Process()
@@ -166,16 +171,7 @@ func pingRing(nudge: Bool, rounds: Int) async throws -> (oneWay: [Double], round
 /// just pulled (Syncthing pauses its index updates 250 ms after each; Docs/ACROSS-HOSTS.md):
 /// one-way from each save's commit to its import by B's daemon, which inspects the document.
 func loneSaves(_ count: Int) async throws -> [Double] {
-    let created = try run("multidoc", ["new", "Lone", "--json"] + device("A"))
-    guard created.status == 0,
-          let uuid = (try? JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["uuid"] as? String else {
-        throw BenchError("multidoc new failed: \(created.stderr)")
-    }
-    let deadline = ContinuousClock.now + .seconds(60)
-    while try run("multidoc", ["show", uuid] + device("B")).status != 0 {
-        guard ContinuousClock.now < deadline else { throw BenchError("B never saw Lone") }
-        try await Task.sleep(for: .milliseconds(100))
-    }
+    let uuid = try await sharedDocument(named: "Lone")
     let daemon = Process()
     daemon.executableURL = binaries.appendingPathComponent("multidocd")
     daemon.arguments = device("B") + ["--inspect", uuid, "--syncthing-config", configB, "--log-level", "error"]
