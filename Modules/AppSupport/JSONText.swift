@@ -1,3 +1,4 @@
+import FileIO
 import Foundation
 import Model
 
@@ -43,17 +44,8 @@ public struct JSONText: Sendable {
     public func printed() {
         // What `print` buffered goes first.
         fflush(nil)
-        (bytes + [UInt8(ascii: "\n")]).withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var written = 0
-            while written < buffer.count {
-                let count = write(STDOUT_FILENO, base + written, buffer.count - written)
-                if count < 0, errno == EINTR { continue }
-                // A closed pipe or a full disk: nothing more can be told on it.
-                guard count > 0 else { return }
-                written += count
-            }
-        }
+        // A closed pipe or a full disk: nothing more can be told on it.
+        _ = (bytes + [UInt8(ascii: "\n")]).withUnsafeBytes { AtomicFile.writeAll($0, to: STDOUT_FILENO) }
     }
 
     mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }

@@ -48,21 +48,8 @@ public enum AtomicFile {
         defer {
             if !closed { _ = close(fd) }
         }
-        let written = data.withUnsafeBytes { buffer -> Int in
-            guard let base = buffer.baseAddress else { return 0 }
-            var offset = 0
-            while offset < buffer.count {
-                let result = Glibc.write(fd, base + offset, buffer.count - offset)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return -1
-                }
-                offset += result
-            }
-            return offset
-        }
-        if written < 0 {
-            let code = errno
+        let code = data.withUnsafeBytes { writeAll($0, to: fd) }
+        if code != 0 {
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "write", errno: code)
         }
@@ -100,21 +87,24 @@ public enum AtomicFile {
         let fd = open(url.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw FileIOError(path: url.path, operation: "open for append", errno: errno) }
         defer { _ = close(fd) }
-        var failure: Int32 = 0
-        data.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(fd, base + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += written
-            }
-        }
+        let failure = data.withUnsafeBytes { writeAll($0, to: fd) }
         if failure != 0 { throw FileIOError(path: url.path, operation: "append", errno: failure) }
+    }
+
+    /// Writes every byte of `bytes` to `fd` (a short write goes on, an interrupted one is
+    /// retried). Returns 0, or the `errno` of the write that failed.
+    public static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Int32 {
+        guard let base = bytes.baseAddress else { return 0 }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(fd, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return 0
     }
 
     /// fsyncs a file and its folder: what was written to it, and its name, survive a crash.
