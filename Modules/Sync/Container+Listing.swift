@@ -17,8 +17,14 @@ public struct DocumentListing: Sendable {
     /// The devices with a log folder, in order.
     public var devices: [DeviceID] { logs.keys.sorted() }
 
-    /// The largest coverage a baseline's name claims (`<device>-<n>.json`).
-    var largestBaselineCoverage: UInt64? { Container.largestCoverage(baselineNames) }
+    /// The largest coverage a baseline's name claims (`<device>-<n>.json`), from the names
+    /// alone: whether a baseline may hold logs this device lacks, without reading one.
+    var largestBaselineCoverage: UInt64? {
+        baselineNames.compactMap { name -> UInt64? in
+            guard name.hasSuffix(".json"), let dash = name.lastIndex(of: "-") else { return nil }
+            return UInt64(name[name.index(after: dash)..<name.index(name.endIndex, offsetBy: -5)])
+        }.max()
+    }
 }
 
 extension Container {
@@ -51,13 +57,5 @@ extension Container {
         listing.baselineNames = baselines.map(\.name).filter { !ContainerFiles.isIgnored($0) }.sorted()
         listing.conflictCopies.sort { $0.path < $1.path }
         return listing
-    }
-
-    /// The largest coverage the names of baselines claim (`<device>-<n>.json`).
-    static func largestCoverage(_ names: [String]) -> UInt64? {
-        names.compactMap { name -> UInt64? in
-            guard name.hasSuffix(".json"), let dash = name.lastIndex(of: "-") else { return nil }
-            return UInt64(name[name.index(after: dash)..<name.index(name.endIndex, offsetBy: -5)])
-        }.max()
     }
 }

@@ -426,10 +426,6 @@ public struct Container: Sendable {
         }
     }
 
-    /// The largest coverage a baseline's name claims (`<device>-<n>.json`), from the names
-    /// alone: whether a baseline may hold logs this device lacks, without reading one.
-    func largestBaselineCoverage(_ id: DocumentID) -> UInt64? { Self.largestCoverage(listNames(baselinesDirectory(id))) }
-
     /// Baselines of a document with their file URLs, largest coverage first.
     func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {
         listNames(baselinesDirectory(id))
