@@ -128,32 +128,29 @@ enum SQLiteSchema {
             }
             if inner.elementsEqual(#"{"bool":true}"#.utf8) { return .bool(true) }
             if inner.elementsEqual(#"{"bool":false}"#.utf8) { return .bool(false) }
-            for (key, make) in numberForms {
-                guard inner.count > key.count + 1, inner.starts(with: key), inner.last == UInt8(ascii: "}") else { continue }
-                let number = UnsafeBufferPointer(rebasing: inner[key.count..<(inner.count - 1)])
-                return make(number)
+            // `{"int":N}`, `{"double":N}`, `{"date":N}`: the number between the key and the brace.
+            func number(after key: String) -> String? {
+                let length = key.utf8.count
+                guard inner.count > length + 1, inner.starts(with: key.utf8), inner.last == UInt8(ascii: "}") else { return nil }
+                return String(decoding: UnsafeBufferPointer(rebasing: inner[length..<(inner.count - 1)]), as: UTF8.self)
             }
+            if let digits = number(after: #"{"int":"#) {
+                guard digits.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }),
+                      let value = Int64(digits) else { return nil }
+                return .int(value)
+            }
+            if let text = number(after: #"{"double":"#) { return jsonNumber(text).map(AttributeValue.double) }
+            if let text = number(after: #"{"date":"#) { return jsonNumber(text).map { .date(Date(timeIntervalSince1970: $0)) } }
             return nil
         }
     }
 
-    /// `{"int":`, `{"double":`, `{"date":` and how to read the number that follows.
-    private static let numberForms: [([UInt8], @Sendable (UnsafeBufferPointer<UInt8>) -> AttributeValue?)] = [
-        (Array(#"{"int":"#.utf8), { bytes in
-            guard bytes.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }),
-                  let value = Int64(String(decoding: bytes, as: UTF8.self)) else { return nil }
-            return .int(value)
-        }),
-        (Array(#"{"double":"#.utf8), { bytes in jsonNumber(bytes).map(AttributeValue.double) }),
-        (Array(#"{"date":"#.utf8), { bytes in jsonNumber(bytes).map { .date(Date(timeIntervalSince1970: $0)) } }),
-    ]
-
     /// A finite JSON number (digits, sign, point, exponent), as `JSONDecoder` reads it.
-    private static func jsonNumber(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
-        guard let first = bytes.first, first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")),
-              bytes.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e")
+    private static func jsonNumber(_ text: String) -> Double? {
+        guard let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")),
+              text.utf8.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e")
                   || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }),
-              let value = Double(String(decoding: bytes, as: UTF8.self)), value.isFinite else { return nil }
+              let value = Double(text), value.isFinite else { return nil }
         return value
     }
 
