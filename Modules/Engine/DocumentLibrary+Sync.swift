@@ -272,7 +272,7 @@ extension DocumentLibrary {
                 let contents = try document.read()
                 let copies = imported.conflictCopies
                 if let registry {
-                    _ = try? replicator.compact(record.id, store: document.store, registry: registry, trustedCoverage: imported.trustedBaselineCoverage)
+                    _ = try? replicator.compact(record.id, store: document.store, registry: registry, after: imported)
                 }
                 return DocumentWork(before: before, exported: exported, imported: imported, contents: contents, copies: copies)
             }

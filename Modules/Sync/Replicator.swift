@@ -245,6 +245,7 @@ public struct Replicator: Sendable {
         var contents = try store.read()
         // The document's folders, listed once for the plan, the progress and the conflict copies.
         let listing = container.listing(document)
+        report.listing = listing
         report.conflictCopies = listing.conflictCopies.map {
             QuarantinedFile(url: $0, reason: "conflict copy made by the replication engine, not imported")
         }
@@ -488,24 +489,25 @@ public struct Replicator: Sendable {
     /// `registry` is every device's record, read once for a pass over many documents and only
     /// if one of them has logs to prune (it grows with the number of documents).
     ///
-    /// `trustedCoverage`: what the widest trusted baseline covers, when an import just found it
-    /// (``ImportReport/trustedBaselineCoverage``); nil reads the baselines.
+    /// `imported`: the import this compaction follows, whose listing of the document's folders
+    /// (and the trusted coverage, when it read the baselines) stand instead of looking again.
     public func compact(
-        _ document: DocumentID, store: any DocumentStore, registry: RegistrySnapshot? = nil, trustedCoverage: [DeviceID: UInt64]? = nil
+        _ document: DocumentID, store: any DocumentStore, registry: RegistrySnapshot? = nil, after imported: ImportReport? = nil
     ) throws -> CompactionReport {
         var report = CompactionReport()
-        let covered = trustedCoverage ?? trustedBaseline(document)?.applied ?? [:]
+        let covered = imported?.trustedBaselineCoverage ?? trustedBaseline(document)?.applied ?? [:]
+        let listing = imported?.listing ?? container.listing(document)
         var uncovered = 0
-        for origin in container.logDevices(document) {
+        for (origin, sequences) in listing.logs {
             let floor = covered[origin] ?? 0
-            uncovered += container.logSequences(document, device: origin).filter { $0 > floor }.count
+            uncovered += sequences.filter { $0 > floor }.count
         }
         var coverage = covered
         if uncovered >= baselineThreshold {
             report.baseline = try writeBaseline(document, from: store)
             coverage = try store.read().sync.applied
         }
-        report.prunedLogs = pruneLogs(document, covering: coverage[device.id] ?? 0, registry: registry)
+        report.prunedLogs = pruneLogs(document, covering: coverage[device.id] ?? 0, registry: registry, present: listing.logs[device.id] ?? [])
         return report
     }
 
@@ -525,8 +527,9 @@ public struct Replicator: Sendable {
         return container.baselines(document).lazy.map(\.baseline).first { trustProblem($0, latest: latest) == nil }
     }
 
-    private func pruneLogs(_ document: DocumentID, covering: UInt64, registry: RegistrySnapshot?) -> Int {
-        let candidates = container.logSequences(document, device: device.id).filter { $0 <= covering }
+    /// `present`: this device's logs of the document in the container, when just listed.
+    private func pruneLogs(_ document: DocumentID, covering: UInt64, registry: RegistrySnapshot?, present: [UInt64]? = nil) -> Int {
+        let candidates = (present ?? container.logSequences(document, device: device.id)).filter { $0 <= covering }
         guard !candidates.isEmpty else { return 0 }
         let records = registry?.records ?? container.deviceRecords()
         guard !records.isEmpty else { return 0 }
@@ -604,6 +607,8 @@ public struct ImportReport: Sendable {
     /// Conflict copies the replication engine made in the document's folders (reported, never
     /// imported), found by the import's listing.
     public var conflictCopies: [QuarantinedFile] = []
+    /// The document's folders as the import listed them.
+    public var listing: DocumentListing?
     /// What the widest trusted baseline in the container covers, when the import read the
     /// baselines (nil: it did not need them).
     public var trustedBaselineCoverage: [DeviceID: UInt64]?
