@@ -320,6 +320,8 @@ import TestSupport
         let deviceFolder = container.documentDirectory(doc).appendingPathComponent("logs/\(third)")
         try FileManager.default.createSymbolicLink(at: deviceFolder, withDestinationURL: forged)
         #expect((container.listing(doc).logs[third] ?? []).isEmpty)
+        // …while the real device folder beside it is listed.
+        #expect(container.listing(doc).logs[a.identity.id] == [1])
         #expect(try b.importPending(doc).imported.isEmpty)
         try FileManager.default.removeItem(at: deviceFolder)
         let logs = container.documentDirectory(doc).appendingPathComponent("logs")
