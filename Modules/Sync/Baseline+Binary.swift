@@ -41,7 +41,7 @@ extension Baseline {
             writer.varint(object.attributes.count)
             for (name, value) in object.attributes {
                 writer.string(name)
-                TransactionLog.write(value, to: &writer)
+                writer.value(value)
             }
         }
         writer.varint(stamps.count)
@@ -50,13 +50,13 @@ extension Baseline {
             writer.varint(attributes.count)
             for (name, stamp) in attributes {
                 writer.string(name)
-                Self.write(stamp, to: &writer)
+                writer.stamp(stamp)
             }
         }
         writer.varint(tombstones.count)
         for (id, stamp) in tombstones {
             writer.string(id.rawValue)
-            Self.write(stamp, to: &writer)
+            writer.stamp(stamp)
         }
         let texts = self.texts ?? [:]
         writer.varint(texts.count)
@@ -106,7 +106,7 @@ extension Baseline {
                 var attributes: [String: AttributeValue] = [:]
                 for _ in 0..<(try reader.count(maximum: reader.remaining / 2)) {
                     let attribute = try reader.string(maximum: name)
-                    attributes[attribute] = try TransactionLog.readValue(&reader)
+                    attributes[attribute] = try reader.value(maximumString: TransactionLog.maximumFileSize)
                 }
                 objects[id] = ObjectRecord(entity: entity, attributes: attributes)
             }
@@ -118,14 +118,14 @@ extension Baseline {
                 var attributes: [String: Stamp] = [:]
                 for _ in 0..<(try reader.count(maximum: reader.remaining / 19)) {
                     let attribute = try reader.string(maximum: name)
-                    attributes[attribute] = try Self.readStamp(&reader)
+                    attributes[attribute] = try reader.stamp()
                 }
                 stamps[id] = attributes
             }
             var tombstones: [ObjectID: Stamp] = [:]
             for _ in 0..<(try reader.count(maximum: reader.remaining / 19)) {
                 let id = ObjectID(try reader.string(maximum: name))
-                tombstones[id] = try Self.readStamp(&reader)
+                tombstones[id] = try reader.stamp()
             }
             var texts: [ObjectID: [String: TextSequence]] = [:]
             for _ in 0..<(try reader.count(maximum: reader.remaining / 2)) {
@@ -158,19 +158,5 @@ extension Baseline {
         } catch {
             throw LogDecodingError(reason: "malformed baseline: \(error)")
         }
-    }
-
-    static func write(_ stamp: Stamp, to writer: inout ByteWriter) {
-        writer.varint(stamp.wall)
-        writer.varint(UInt64(stamp.counter))
-        writer.raw(UUIDText.bytes(stamp.device.uuid))
-    }
-
-    static func readStamp(_ reader: inout ByteReader) throws(TextDecodingError) -> Stamp {
-        let wall = try reader.varint()
-        let counterOffset = reader.offset
-        let counterValue = try reader.varint()
-        guard let counter = UInt32(exactly: counterValue) else { throw .tooLarge(offset: counterOffset, value: counterValue) }
-        return Stamp(wall: wall, counter: counter, device: DeviceID(try ContainerEnvelope.uuid(&reader)))
     }
 }

@@ -48,7 +48,7 @@ extension TransactionLog {
             writer.varint(attributes.count)
             for (name, value) in attributes {
                 writer.string(name)
-                Self.write(value, to: &writer)
+                writer.value(value)
             }
             let texts = (change.texts ?? [:]).sorted { $0.key < $1.key }
             writer.varint(texts.count)
@@ -117,7 +117,7 @@ extension TransactionLog {
                     var attributes: [String: AttributeValue] = [:]
                     for _ in 0..<attributeCount {
                         let name = try reader.string(maximum: maximumNameLength)
-                        attributes[name] = try Self.readValue(&reader)
+                        attributes[name] = try reader.value(maximumString: maximumFileSize)
                     }
                     let textCount = try reader.count(maximum: reader.remaining / 2)
                     var texts: [String: [TextOperation]] = [:]
@@ -148,48 +148,5 @@ extension TransactionLog {
         } catch {
             throw LogDecodingError(reason: "malformed log: \(error)")
         }
-    }
-
-    static func write(_ value: AttributeValue, to writer: inout ByteWriter) {
-        switch value {
-        case .null: writer.byte(0)
-        case .string(let string):
-            writer.byte(1)
-            writer.string(string)
-        case .date(let date):
-            writer.byte(2)
-            writer.raw(littleEndian(date.timeIntervalSince1970.bitPattern))
-        case .int(let int):
-            writer.byte(3)
-            writer.varint(UInt64(bitPattern: (int << 1) ^ (int >> 63)))
-        case .double(let double):
-            writer.byte(4)
-            writer.raw(littleEndian(double.bitPattern))
-        case .bool(let bool): writer.byte(bool ? 6 : 5)
-        }
-    }
-
-    static func readValue(_ reader: inout ByteReader) throws(TextDecodingError) -> AttributeValue {
-        let offset = reader.offset
-        switch try reader.byte() {
-        case 0: return .null
-        case 1: return .string(try reader.string(maximum: maximumFileSize))
-        case 2: return .date(Date(timeIntervalSince1970: Double(bitPattern: try uint64(&reader))))
-        case 3:
-            let zigzag = try reader.varint()
-            return .int(Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1))
-        case 4: return .double(Double(bitPattern: try uint64(&reader)))
-        case 5: return .bool(false)
-        case 6: return .bool(true)
-        case let tag: throw .unknownTag(offset: offset, tag: tag)
-        }
-    }
-
-    static func littleEndian(_ value: UInt64) -> [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
-    }
-
-    static func uint64(_ reader: inout ByteReader) throws(TextDecodingError) -> UInt64 {
-        try reader.raw(count: 8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
     }
 }

@@ -129,7 +129,7 @@ public final class SQLiteDocumentStore: DocumentStore {
                     detail: "migrations this build does not know: \(unknown.joined(separator: ", "))")
             }
             try migrator.migrate(queue)
-            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM objects") }
+            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM records") }
         } catch let error as StoreError {
             throw error
         } catch {

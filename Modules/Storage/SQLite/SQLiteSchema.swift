@@ -10,6 +10,9 @@ import Text
 /// Migration `v3`: `texts`, the replicated sequence of each text attribute (a blob of
 /// `TextSequence.encoded`), and `history`, the saves that changed a text (JSON per entry);
 /// the model is unchanged.
+/// Migration `v4`: `records`, one row per object (its entity, and its attributes with their
+/// stamps in one blob, ``recordBytes(_:stamps:)``), in place of `objects` and `attributes`: an
+/// import wrote five B-tree entries per inserted object and now writes one.
 enum SQLiteSchema {
     static let zeroDevice = "00000000-0000-0000-0000-000000000000"
 
@@ -49,6 +52,17 @@ enum SQLiteSchema {
                     PRIMARY KEY (object_id, name));
                 CREATE TABLE history (id INTEGER PRIMARY KEY NOT NULL, entry BLOB NOT NULL);
                 """)
+        }
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: """
+                CREATE TABLE records (id TEXT PRIMARY KEY NOT NULL, entity TEXT NOT NULL, attributes BLOB NOT NULL) WITHOUT ROWID;
+                """)
+            let (objects, stamps) = try legacyObjects(db)
+            let insert = try db.makeStatement(sql: "INSERT INTO records (id, entity, attributes) VALUES (?, ?, ?)")
+            for (id, record) in objects {
+                try insert.execute(arguments: [id.rawValue, record.entity, Data(recordBytes(record, stamps: stamps[id]))])
+            }
+            try db.execute(sql: "DROP TABLE attributes; DROP TABLE objects")
         }
         return migrator
     }
@@ -223,25 +237,16 @@ enum SQLiteSchema {
 
     static func load(_ db: Database) throws -> StoreContents {
         var contents = StoreContents()
-        for row in try Row.fetchAll(db, sql: "SELECT id, entity FROM objects") {
-            let id = ObjectID(try text(row, "id", table: "objects"))
-            contents.graph.objects[id] = ObjectRecord(entity: try text(row, "entity", table: "objects"))
-        }
-        for row in try Row.fetchAll(db, sql: "SELECT object_id, name, value, stamp_wall, stamp_counter, stamp_device FROM attributes") {
-            let id = ObjectID(try text(row, "object_id", table: "attributes"))
-            let name = try text(row, "name", table: "attributes")
-            let value: AttributeValue
-            do {
-                value = try decode(try text(row, "value", table: "attributes"))
-            } catch let error as DatabaseError {
-                throw error
-            } catch {
-                throw corrupt("attributes.value of \(id.rawValue).\(name) is not a value: \(error)")
-            }
-            contents.graph.objects[id]?.attributes[name] = value
-            if let stamp = try stamp(row, table: "attributes"), stamp.device.description != zeroDevice || stamp.wall != 0 {
-                contents.sync.stamps[id, default: [:]][name] = stamp
-            }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM records") ?? 0
+        contents.graph.objects.reserveCapacity(count)
+        contents.sync.stamps.reserveCapacity(count)
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, entity, attributes FROM records")
+        while let row = try rows.next() {
+            let id = ObjectID(try text(row, "id", table: "records"))
+            let entity = try text(row, "entity", table: "records")
+            let (attributes, stamps) = try record(try blob(row, "attributes", table: "records"), of: id)
+            contents.graph.objects[id] = ObjectRecord(entity: entity, attributes: attributes)
+            if !stamps.isEmpty { contents.sync.stamps[id] = stamps }
         }
         for row in try Row.fetchAll(db, sql: "SELECT object_id, stamp_wall, stamp_counter, stamp_device FROM tombstones") {
             if let stamp = try stamp(row, table: "tombstones") {
@@ -290,6 +295,91 @@ enum SQLiteSchema {
         return contents
     }
 
+    /// The objects, their attributes and stamps as schema versions 1 to 3 kept them (for the
+    /// `v4` migration). A stamp of device zero at wall 0 is version 1's default: no stamp.
+    static func legacyObjects(_ db: Database) throws -> (objects: [ObjectID: ObjectRecord], stamps: [ObjectID: [String: Stamp]]) {
+        var objects: [ObjectID: ObjectRecord] = [:]
+        var stamps: [ObjectID: [String: Stamp]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, entity FROM objects") {
+            objects[ObjectID(try text(row, "id", table: "objects"))] = ObjectRecord(entity: try text(row, "entity", table: "objects"))
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT object_id, name, value, stamp_wall, stamp_counter, stamp_device FROM attributes") {
+            let id = ObjectID(try text(row, "object_id", table: "attributes"))
+            let name = try text(row, "name", table: "attributes")
+            let value: AttributeValue
+            do {
+                value = try decode(try text(row, "value", table: "attributes"))
+            } catch let error as DatabaseError {
+                throw error
+            } catch {
+                throw corrupt("attributes.value of \(id.rawValue).\(name) is not a value: \(error)")
+            }
+            objects[id]?.attributes[name] = value
+            if let stamp = try stamp(row, table: "attributes"), stamp.device.description != zeroDevice || stamp.wall != 0 {
+                stamps[id, default: [:]][name] = stamp
+            }
+        }
+        return (objects, stamps)
+    }
+
+    // MARK: Records
+
+    /// The layout of a `records.attributes` blob.
+    static let recordLayout: UInt8 = 1
+
+    /// An object's attributes and their stamps as one `records.attributes` blob:
+    ///
+    /// ```
+    /// 0x01, attribute count, (name, value, 0 | 1 stamp)…
+    /// ```
+    ///
+    /// Names are length-prefixed UTF-8, values and stamps are format 2's (`ByteWriter.value`,
+    /// `ByteWriter.stamp`), counts LEB128 varints.
+    static func recordBytes(_ record: ObjectRecord, stamps: [String: Stamp]?) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.byte(recordLayout)
+        writer.varint(record.attributes.count)
+        for (name, value) in record.attributes {
+            writer.string(name)
+            writer.value(value)
+            if let stamp = stamps?[name] {
+                writer.byte(1)
+                writer.stamp(stamp)
+            } else {
+                writer.byte(0)
+            }
+        }
+        return writer.bytes
+    }
+
+    /// What ``recordBytes(_:stamps:)`` wrote; anything else is a corrupt store naming the object.
+    static func record(_ data: Data, of id: ObjectID) throws -> (attributes: [String: AttributeValue], stamps: [String: Stamp]) {
+        guard data.first == recordLayout else {
+            throw corrupt("records.attributes of \(id.rawValue) is not an attribute record (layout \(data.first.map(String.init) ?? "none"))")
+        }
+        var reader = ByteReader(Array(data))
+        reader.offset = 1
+        do throws(TextDecodingError) {
+            // Each attribute takes at least 3 bytes (an empty name, a null, no stamp).
+            let count = try reader.count(maximum: reader.remaining / 3)
+            var attributes: [String: AttributeValue] = Dictionary(minimumCapacity: count)
+            var stamps: [String: Stamp] = [:]
+            for _ in 0..<count {
+                let name = try reader.string(maximum: reader.remaining)
+                attributes[name] = try reader.value(maximumString: reader.remaining)
+                switch try reader.byte() {
+                case 0: break
+                case 1: stamps[name] = try reader.stamp()
+                case let flag: throw .unknownTag(offset: reader.offset - 1, tag: flag)
+                }
+            }
+            try reader.finish()
+            return (attributes, stamps)
+        } catch {
+            throw corrupt("records.attributes of \(id.rawValue) is damaged: \(error)")
+        }
+    }
+
     // MARK: Save
 
     /// Writes only what differs between `before` and `after`.
@@ -300,39 +390,15 @@ enum SQLiteSchema {
                 touched.insert(id)
             }
             for id in before.graph.objects.keys where after.graph.objects[id] == nil { touched.insert(id) }
-            // Prepared once (a cached statement is found by hashing its SQL on every call), and a
-            // device's UUID spelt once: an import writes hundreds of thousands of rows here.
-            let insertObject = try db.cachedStatement(sql: "INSERT OR REPLACE INTO objects (id, entity) VALUES (?, ?)")
-            let insertAttribute = try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO attributes (object_id, name, value, stamp_wall, stamp_counter, stamp_device) VALUES (?, ?, ?, ?, ?, ?)")
-            var deviceText: [DeviceID: String] = [:]
-            func text(_ device: DeviceID) -> String {
-                if let known = deviceText[device] { return known }
-                let text = device.description
-                deviceText[device] = text
-                return text
-            }
+            // Prepared once: a cached statement is found by hashing its SQL on every call, and an
+            // import writes hundreds of thousands of rows here.
+            let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
+            let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
             for id in touched {
-                guard let record = after.graph.objects[id] else {
-                    try db.cachedStatement(sql: "DELETE FROM attributes WHERE object_id = ?").execute(arguments: [id.rawValue])
-                    try db.cachedStatement(sql: "DELETE FROM objects WHERE id = ?").execute(arguments: [id.rawValue])
-                    continue
-                }
-                let old = before.graph.objects[id]
-                if old?.entity != record.entity {
-                    try insertObject.execute(arguments: [id.rawValue, record.entity])
-                }
-                let stamps = after.sync.stamps[id] ?? [:]
-                let oldStamps = before.sync.stamps[id] ?? [:]
-                for (name, value) in record.attributes where old?.attributes[name] != value || oldStamps[name] != stamps[name] {
-                    let stamp = stamps[name]
-                    try insertAttribute.execute(arguments: [
-                        id.rawValue, name, try encode(value), Int64(clamping: stamp?.wall ?? 0), Int64(stamp?.counter ?? 0),
-                        stamp.map { text($0.device) } ?? zeroDevice,
-                    ])
-                }
-                for name in (old?.attributes.keys).map(Array.init) ?? [] where record.attributes[name] == nil {
-                    try db.cachedStatement(sql: "DELETE FROM attributes WHERE object_id = ? AND name = ?").execute(arguments: [id.rawValue, name])
+                if let record = after.graph.objects[id] {
+                    try upsert.execute(arguments: [id.rawValue, record.entity, Data(recordBytes(record, stamps: after.sync.stamps[id]))])
+                } else {
+                    try delete.execute(arguments: [id.rawValue])
                 }
             }
         }
