@@ -183,6 +183,9 @@ extension DocumentLibrary {
         // Documents with something to do, a batch at a time: opened here (the handler, error
         // recovery and publishing are the library's), their store and container work run side
         // by side off the library (each on its own store), then what they did is told here.
+        // What each document worked here has applied: registering reads them from here
+        // instead of loading the stores again (a whole store, to read one map).
+        var worked: [DocumentID: [DeviceID: UInt64]] = [:]
         var start = busy.startIndex
         while start < busy.endIndex {
             let end = min(start + Self.passBatch, busy.endIndex)
@@ -211,6 +214,7 @@ extension DocumentLibrary {
                 defer { progress?(SyncProgress(done: done, total: passing.count, importedLogs: report.importedLogs)) }
                 do {
                     let outcome = try result.get()
+                    worked[record.id] = outcome.contents.sync.applied
                     if try await tell(outcome, record: record, container: container, replicator: replicator, report: &report) {
                         recordsChanged = true
                     }
@@ -223,7 +227,7 @@ extension DocumentLibrary {
         await closeWhatThePassOpened()
         guard scope.isFull else { return report }
         if registryChanged { actedOn(key: "devices", stamp: registryStamp) }
-        await registerIfChanged(replicator, &report)
+        await registerIfChanged(replicator, known: worked, &report)
         return report
     }
 
@@ -510,7 +514,9 @@ extension DocumentLibrary {
     /// Writes this device's registry file when what it has applied differs from what it last
     /// wrote there (or the file is not the one it wrote). Quiet documents give their applied
     /// map from the catalog, so this costs no store opened.
-    private func registerIfChanged(_ replicator: Replicator, _ report: inout SyncReport) async {
+    /// `known`: what documents this pass worked have applied (the others' come from their quiet
+    /// marks, or from their stores).
+    private func registerIfChanged(_ replicator: Replicator, known: [DocumentID: [DeviceID: UInt64]], _ report: inout SyncReport) async {
         // The digest is made while walking the records in order (no map of 10,000 maps built
         // for a registry that, most times, did not change); the map is built only to write it.
         var hash = FNV1a()
@@ -525,6 +531,9 @@ extension DocumentLibrary {
             let applied: [DeviceID: UInt64]
             if let mark = catalog.quiet(record.id) {
                 applied = mark.applied
+            } else if let worked = known[record.id] {
+                applied = worked
+                peeked[record.id] = applied
             } else if let contents = try? await peek(record) {
                 applied = contents.sync.applied
                 peeked[record.id] = applied

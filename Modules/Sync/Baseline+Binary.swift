@@ -27,6 +27,9 @@ extension Baseline {
     /// `container`: the identity of the container it is written for (zeros when unknown).
     public func envelope(container: UUID?) -> ContainerEnvelope {
         var writer = ByteWriter()
+        // Room for a typical object and its stamps up front (growing a buffer of megabytes by
+        // doubling copies it each time).
+        writer.bytes.reserveCapacity(64 + 48 * objects.count + 40 * stamps.count)
         writer.byte(Self.binaryLayout)
         writer.varint(UInt64(clamping: format))
         writer.varint(applied.count)

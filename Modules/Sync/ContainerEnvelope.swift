@@ -92,7 +92,7 @@ public struct ContainerEnvelope: Sendable, Hashable {
     }
 
     public var encoded: [UInt8] {
-        var bytes = signedPart
+        var bytes = signedPart(reserving: isSigned ? signature?.count ?? 0 : 0)
         if isSigned, let signature { bytes += signature }
         return bytes
     }
@@ -122,8 +122,13 @@ public struct ContainerEnvelope: Sendable, Hashable {
     }
 
     /// Every byte a signature covers: the file without its signature.
-    var signedPart: [UInt8] {
+    var signedPart: [UInt8] { signedPart(reserving: 0) }
+
+    /// The signed part in a buffer with room for `extra` bytes more (a baseline's payload is
+    /// megabytes: growing the buffer while copying it in cost a third of writing one).
+    private func signedPart(reserving extra: Int) -> [UInt8] {
         var writer = ByteWriter()
+        writer.bytes.reserveCapacity(payload.count + 128 + extra)
         writer.raw(associatedData)
         writer.varint(payload.count)
         writer.raw(payload)

@@ -93,10 +93,17 @@ public enum Merge {
             contents.sync.texts[id] = nil
         case .insert, .update:
             guard contents.sync.tombstones[id] == nil else { return }
-            let isNew = contents.graph.objects[id] == nil
-            var record = contents.graph.objects[id] ?? ObjectRecord(entity: change.entity ?? "")
+            // Taken out and put back, so the record and its stamps are changed in place rather
+            // than copied (the dictionary would otherwise still hold them).
+            let existing = contents.graph.objects.removeValue(forKey: id)
+            let isNew = existing == nil
+            var record = existing ?? ObjectRecord(entity: change.entity ?? "")
             if record.entity.isEmpty, let entity = change.entity { record.entity = entity }
-            var stamps = contents.sync.stamps[id] ?? [:]
+            var stamps = contents.sync.stamps.removeValue(forKey: id) ?? [:]
+            if isNew {
+                record.attributes.reserveCapacity(change.attributes?.count ?? 0)
+                stamps.reserveCapacity(change.attributes?.count ?? 0)
+            }
             var changed = false
             for (name, value) in change.attributes ?? [:] {
                 if let current = stamps[name], let old = record.attributes[name], old != value,

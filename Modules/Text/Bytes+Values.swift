@@ -70,16 +70,22 @@ extension ByteReader {
         return Stamp(wall: wall, counter: counter, device: DeviceID(try uuid()))
     }
 
-    /// 16 bytes as a UUID.
+    /// 16 bytes as a UUID (read byte by byte: the generic `UUIDText.uuid(bytes:)` is not
+    /// specialised across modules, and its metadata lookups were most of loading a store).
     package mutating func uuid() throws(TextDecodingError) -> UUID {
-        let start = offset
-        guard let uuid = UUIDText.uuid(bytes: try raw(count: 16)) else { throw .truncated(offset: start) }
-        return uuid
+        guard remaining >= 16 else { throw .truncated(offset: offset) }
+        let b = bytes, o = offset
+        offset += 16
+        return UUID(uuid: (
+            b[o], b[o + 1], b[o + 2], b[o + 3], b[o + 4], b[o + 5], b[o + 6], b[o + 7],
+            b[o + 8], b[o + 9], b[o + 10], b[o + 11], b[o + 12], b[o + 13], b[o + 14], b[o + 15]))
     }
 
     private mutating func littleEndian() throws(TextDecodingError) -> UInt64 {
+        guard remaining >= 8 else { throw .truncated(offset: offset) }
         var value: UInt64 = 0
-        for (index, byte) in try raw(count: 8).enumerated() { value |= UInt64(byte) << UInt64(8 * index) }
+        for index in 0..<8 { value |= UInt64(bytes[offset + index]) << UInt64(8 * index) }
+        offset += 8
         return value
     }
 }
