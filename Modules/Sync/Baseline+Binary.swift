@@ -106,8 +106,9 @@ extension Baseline {
             for _ in 0..<objectCount {
                 let id = ObjectID(try reader.string(maximum: name))
                 let entity = try reader.string(maximum: name)
-                var attributes: [String: AttributeValue] = [:]
-                for _ in 0..<(try reader.count(maximum: reader.remaining / 2)) {
+                let attributeCount = try reader.count(maximum: reader.remaining / 2)
+                var attributes: [String: AttributeValue] = Dictionary(minimumCapacity: attributeCount)
+                for _ in 0..<attributeCount {
                     let attribute = try reader.string(maximum: name)
                     attributes[attribute] = try reader.value(maximumString: TransactionLog.maximumFileSize)
                 }
@@ -118,8 +119,9 @@ extension Baseline {
             stamps.reserveCapacity(stampedCount)
             for _ in 0..<stampedCount {
                 let id = ObjectID(try reader.string(maximum: name))
-                var attributes: [String: Stamp] = [:]
-                for _ in 0..<(try reader.count(maximum: reader.remaining / 19)) {
+                let stampCount = try reader.count(maximum: reader.remaining / 19)
+                var attributes: [String: Stamp] = Dictionary(minimumCapacity: stampCount)
+                for _ in 0..<stampCount {
                     let attribute = try reader.string(maximum: name)
                     attributes[attribute] = try reader.stamp()
                 }

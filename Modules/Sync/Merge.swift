@@ -182,8 +182,12 @@ public enum Merge {
 
     /// Joins a baseline into `contents` with the same rule. The result covers the union of the
     /// logs both include.
+    ///
+    /// `adoptsWhole`: into a store that holds no object, tombstone or text yet (a device
+    /// joining), the baseline's objects are taken whole instead of object by object (the same
+    /// result, ``adopt(_:into:summary:)``: merging a million objects one by one took seconds).
     @discardableResult
-    public static func merge(_ baseline: Baseline, into contents: inout StoreContents) -> ChangeSummary {
+    public static func merge(_ baseline: Baseline, into contents: inout StoreContents, adoptsWhole: Bool = true) -> ChangeSummary {
         var summary = ChangeSummary()
         let textsBefore = texts(
             (baseline.texts ?? [:]).filter { contents.sync.tombstones[$0.key] == nil }.flatMap { id, texts in texts.keys.sorted().map { (id, $0) } },
@@ -191,6 +195,33 @@ public enum Merge {
         defer {
             recordHistory(textsBefore, device: baseline.writtenBy, deviceName: "baseline", sequence: 0, committedAt: baseline.writtenAt, in: &contents)
         }
+        if adoptsWhole, contents.graph.objects.isEmpty, contents.sync.tombstones.isEmpty, contents.sync.stamps.isEmpty, contents.sync.texts.isEmpty {
+            adopt(baseline, into: &contents, summary: &summary)
+        } else {
+            mergeObjects(baseline, into: &contents, summary: &summary)
+        }
+        for (id, texts) in baseline.texts ?? [:] where contents.sync.tombstones[id] == nil {
+            for (name, theirs) in texts {
+                // The baseline's sequence already holds any seeding: nothing is seeded again.
+                if contents.sync.texts[id]?[name] == nil { contents.sync.texts[id, default: [:]][name] = TextSequence() }
+                let operations = theirs.operations(since: TextVersion())
+                apply(LoggedChange(op: .update, id: id, entity: baseline.objects[id]?.entity ?? contents.graph.objects[id]?.entity ?? "",
+                                   texts: [name: operations]),
+                      stamp: baseline.stamps[id]?[name] ?? Stamp(wall: 0, counter: 0, device: baseline.writtenBy),
+                      to: &contents, summary: &summary)
+            }
+        }
+        for (device, sequence) in baseline.applied {
+            contents.sync.applied[device] = max(contents.sync.applied[device] ?? 0, sequence)
+        }
+        for stamps in baseline.stamps.values {
+            for stamp in stamps.values { contents.sync.clock.observe(stamp) }
+        }
+        return summary
+    }
+
+    /// The baseline's tombstones and objects merged one by one, each attribute with its stamp.
+    static func mergeObjects(_ baseline: Baseline, into contents: inout StoreContents, summary: inout ChangeSummary) {
         for (id, stamp) in baseline.tombstones {
             apply(LoggedChange(op: .delete, id: id), stamp: stamp, to: &contents, summary: &summary)
         }
@@ -211,23 +242,32 @@ public enum Merge {
                       stamp: stamp, to: &contents, summary: &summary)
             }
         }
-        for (id, texts) in baseline.texts ?? [:] where contents.sync.tombstones[id] == nil {
-            for (name, theirs) in texts {
-                // The baseline's sequence already holds any seeding: nothing is seeded again.
-                if contents.sync.texts[id]?[name] == nil { contents.sync.texts[id, default: [:]][name] = TextSequence() }
-                let operations = theirs.operations(since: TextVersion())
-                apply(LoggedChange(op: .update, id: id, entity: baseline.objects[id]?.entity ?? contents.graph.objects[id]?.entity ?? "",
-                                   texts: [name: operations]),
-                      stamp: baseline.stamps[id]?[name] ?? Stamp(wall: 0, counter: 0, device: baseline.writtenBy),
-                      to: &contents, summary: &summary)
-            }
+    }
+
+    /// What ``mergeObjects(_:into:summary:)`` leaves in a store that holds no object, tombstone
+    /// or text, made whole: the tombstones, every object no tombstone names, each attribute
+    /// stamped with the baseline's stamp or, without one, its writer's zero stamp (stamps of
+    /// attributes an object does not have are not kept).
+    static func adopt(_ baseline: Baseline, into contents: inout StoreContents, summary: inout ChangeSummary) {
+        var objects = baseline.objects
+        for id in baseline.tombstones.keys { objects[id] = nil }
+        let zero = Stamp(wall: 0, counter: 0, device: baseline.writtenBy)
+        // The baseline's stamps as they are (shared, not copied) unless an object lacks one.
+        var stamps = baseline.stamps
+        var stamped = 0
+        for (id, record) in objects {
+            let given = baseline.stamps[id]
+            if given != nil { stamped += 1 }
+            if let given, given.count == record.attributes.count, record.attributes.keys.allSatisfy({ given[$0] != nil }) { continue }
+            var each: [String: Stamp] = Dictionary(minimumCapacity: record.attributes.count)
+            for name in record.attributes.keys { each[name] = given?[name] ?? zero }
+            stamps[id] = each
         }
-        for (device, sequence) in baseline.applied {
-            contents.sync.applied[device] = max(contents.sync.applied[device] ?? 0, sequence)
-        }
-        for stamps in baseline.stamps.values {
-            for stamp in stamps.values { contents.sync.clock.observe(stamp) }
-        }
-        return summary
+        // Stamps of objects that are not there (tombstoned, or never in the baseline) go.
+        if stamped < baseline.stamps.count { stamps = stamps.filter { objects[$0.key] != nil } }
+        summary.inserted = Set(objects.keys)
+        contents.sync.tombstones = baseline.tombstones
+        contents.graph.objects = objects
+        contents.sync.stamps = stamps
     }
 }

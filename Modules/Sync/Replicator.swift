@@ -472,6 +472,7 @@ public struct Replicator: Sendable {
             // Binary (Baseline+Binary.swift): a JSON baseline of a large document took seconds
             // to write and as long again for every reader.
             try container.writeEnvelope(baseline.envelope(container: format.container), to: url, limit: Container.maximumBaselineSize)
+
         } else {
             try container.writeJSON(baseline, to: url, pretty: false, limit: Container.maximumBaselineSize)
         }
@@ -482,9 +483,16 @@ public struct Replicator: Sendable {
         return url
     }
 
-    /// Writes a baseline when more than ``baselineThreshold`` logs in the container are not yet
-    /// covered by one, then removes this device's logs that every registered device has
-    /// applied and a baseline covers.
+    /// A large document's baseline waits for one uncovered log per this many objects (and
+    /// ``baselineThreshold`` at least): writing a baseline costs what the document holds, so it
+    /// is written once the logs it would stand for are a share of that (a million-row document
+    /// otherwise wrote, and every peer copied, 70 MB per hundred one-row saves), and a late
+    /// joiner reads at most that many logs past it.
+    static let objectsPerUncoveredLog = 100
+
+    /// Writes a baseline when more than ``baselineThreshold`` logs in the container (and one per
+    /// ``objectsPerUncoveredLog`` objects of the document) are not yet covered by one, then
+    /// removes this device's logs that every registered device has applied and a baseline covers.
     ///
     /// `registry` is every device's record, read once for a pass over many documents and only
     /// if one of them has logs to prune (it grows with the number of documents).
@@ -503,7 +511,7 @@ public struct Replicator: Sendable {
             uncovered += sequences.filter { $0 > floor }.count
         }
         var coverage = covered
-        if uncovered >= baselineThreshold {
+        if uncovered >= max(baselineThreshold, try store.read().graph.objects.count / Self.objectsPerUncoveredLog) {
             report.baseline = try writeBaseline(document, from: store)
             coverage = try store.read().sync.applied
         }

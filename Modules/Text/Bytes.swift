@@ -142,7 +142,12 @@ package struct ByteReader {
         let length = try count(maximum: maximum)
         let start = offset
         let utf8 = try raw(count: length)
-        guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalidText(offset: start) }
+        // ASCII (names, ids, most values) decodes as it is; `String(validating:)` looked up
+        // generic metadata on every call, a quarter of reading a large baseline.
+        let string = utf8.withUnsafeBufferPointer { buffer -> String? in
+            buffer.allSatisfy { $0 < 0x80 } ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
+        }
+        guard let string else { throw .invalidText(offset: start) }
         return string
     }
 

@@ -86,6 +86,41 @@ import TestSupport
     }
 }
 
+extension ConvergenceTests {
+    /// A joining device takes a baseline's objects whole: it must end exactly as merging them
+    /// one by one would leave it — tombstoned objects left out, attributes without a stamp
+    /// stamped with the writer's zero stamp, stamps of missing attributes dropped, texts rebuilt.
+    @Test func adoptingABaselineIntoAnEmptyStoreIsMergingItObjectByObject() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let doc = DocumentID(Fixed.uuid(0xD0D))
+        let a = harness.device(1, "A")
+        try a.create(doc, name: "TestDoc1", text: "hello", now: harness.clock.now())
+        try a.edit(doc, text: "hello there")
+        let store = try a.store(doc)
+        defer { store.close() }
+        var baseline = Baseline(document: doc, writtenBy: a.identity.id, writtenAt: Date(), contents: try store.read())
+        let stamp = Stamp(wall: 1_700_000_000_000, counter: 2, device: a.identity.id)
+        baseline.objects[ObjectID("row-1")] = ObjectRecord(entity: "Row", attributes: ["n": .int(1), "text": .string("one")])
+        baseline.stamps[ObjectID("row-1")] = ["n": stamp]  // "text" has no stamp
+        baseline.objects[ObjectID("row-2")] = ObjectRecord(entity: "Row", attributes: [:])
+        baseline.stamps[ObjectID("row-2")] = ["gone": stamp]  // a stamp of an attribute it lacks
+        baseline.objects[ObjectID("row-3")] = ObjectRecord(entity: "Row", attributes: ["n": .int(3)])
+        baseline.stamps[ObjectID("row-3")] = ["n": stamp]
+        baseline.tombstones[ObjectID("row-3")] = stamp  // deleted: never comes back, nor its stamps
+        baseline.tombstones[ObjectID("row-4")] = stamp
+        var adopted = StoreContents(), merged = StoreContents()
+        let adoptedSummary = Merge.merge(baseline, into: &adopted)
+        let mergedSummary = Merge.merge(baseline, into: &merged, adoptsWhole: false)
+        #expect(adopted == merged)
+        #expect(adoptedSummary == mergedSummary)
+        #expect(adopted.graph.objects[ObjectID("row-3")] == nil && adopted.sync.stamps[ObjectID("row-3")] == nil)
+        #expect(adopted.sync.tombstones.count == 2)
+        #expect(adopted.sync.stamps[ObjectID("row-1")]?["text"] == Stamp(wall: 0, counter: 0, device: a.identity.id))
+        #expect(adopted.graph.textEntry?.text == "hello there")
+    }
+}
+
 @Suite struct IdentityTests {
     @Test func theFirstDeviceSeedsTheIdentityAndOthersKeepIt() throws {
         let folder = try TemporaryDirectory("identity")

@@ -258,3 +258,30 @@ import TestSupport
         #expect(container.verify().problems.isEmpty)
     }
 }
+
+@Suite struct BaselineCadenceTests {
+    /// A baseline costs what the document holds: a document of 1,000 objects waits for 10
+    /// uncovered logs (one per 100 objects), not for the threshold of 2, then gets one.
+    @Test func aLargeDocumentsBaselineWaitsForLogsInProportionToItsSize() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let doc = DocumentID(Fixed.uuid(0xCAD))
+        let a = harness.device(1, "A", baselineThreshold: 2)
+        try a.create(doc, name: "TestDoc1", text: "x", now: harness.clock.now())
+        try a.save(doc, (0..<1_000).map { .insert(ObjectID("row-\($0)"), entity: "Row", attributes: ["n": .int(Int64($0))]) })
+        let store = try a.store(doc)
+        defer { store.close() }
+        #expect(try store.read().graph.objects.count > 1_000)
+        // Two logs so far (the creation, the rows): past the threshold, short of ten.
+        #expect(try a.replicator.compact(doc, store: store).baseline == nil)
+        for index in 3...9 {
+            harness.clock.advance(0.001)
+            try a.save(doc, [.update(ObjectID("row-\(index)"), attributes: ["n": .int(-1)])])
+            #expect(try a.replicator.compact(doc, store: store).baseline == nil, "after \(index) logs")
+        }
+        harness.clock.advance(0.001)
+        try a.save(doc, [.update(ObjectID("row-10"), attributes: ["n": .int(-1)])])
+        #expect(try a.replicator.compact(doc, store: store).baseline != nil)
+    }
+}
+

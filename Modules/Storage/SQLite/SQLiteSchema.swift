@@ -338,6 +338,12 @@ enum SQLiteSchema {
     /// `ByteWriter.stamp`), counts LEB128 varints.
     static func recordBytes(_ record: ObjectRecord, stamps: [String: Stamp]?) -> [UInt8] {
         var writer = ByteWriter()
+        appendRecord(record, stamps: stamps, to: &writer)
+        return writer.bytes
+    }
+
+    /// ``recordBytes(_:stamps:)`` appended to `writer`.
+    static func appendRecord(_ record: ObjectRecord, stamps: [String: Stamp]?, to writer: inout ByteWriter) {
         writer.byte(recordLayout)
         writer.varint(record.attributes.count)
         for (name, value) in record.attributes {
@@ -350,7 +356,6 @@ enum SQLiteSchema {
                 writer.byte(0)
             }
         }
-        return writer.bytes
     }
 
     /// What ``recordBytes(_:stamps:)`` wrote; anything else is a corrupt store naming the object.
@@ -385,19 +390,17 @@ enum SQLiteSchema {
 
     /// Runs `statement` (three parameters: text, text, blob) once, binding straight from the
     /// values' bytes (GRDB's arguments box each value; this runs once per changed object).
-    static func step(_ statement: Statement, _ first: String, _ second: String, _ blob: [UInt8], in db: Database) throws {
+    static func step(_ statement: Statement, _ first: String, _ second: String, _ blob: UnsafeRawBufferPointer, in db: Database) throws {
         var first = first, second = second
         guard max(first.utf8.count, second.utf8.count, blob.count) <= Int(Int32.max) else {
             throw DatabaseError(resultCode: .SQLITE_TOOBIG, message: "a value of more than 2 GB")
         }
         let code = first.withUTF8 { first in
             second.withUTF8 { second in
-                blob.withUnsafeBytes { blob in
-                    multidoc_sqlite_step_text_text_blob(
-                        statement.sqliteStatement, UnsafeRawPointer(first.baseAddress)?.assumingMemoryBound(to: CChar.self),
-                        Int32(clamping: first.count), UnsafeRawPointer(second.baseAddress)?.assumingMemoryBound(to: CChar.self),
-                        Int32(clamping: second.count), blob.baseAddress, Int32(clamping: blob.count))
-                }
+                multidoc_sqlite_step_text_text_blob(
+                    statement.sqliteStatement, UnsafeRawPointer(first.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                    Int32(clamping: first.count), UnsafeRawPointer(second.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                    Int32(clamping: second.count), blob.baseAddress, Int32(clamping: blob.count))
             }
         }
         guard code == SQLITE_DONE else {
@@ -408,24 +411,30 @@ enum SQLiteSchema {
     /// Writes only what differs between `before` and `after`.
     static func save(diffFrom before: StoreContents, to after: StoreContents, in db: Database) throws {
         if before.graph != after.graph || before.sync.stamps != after.sync.stamps {
-            var touched = Set<ObjectID>()
-            for (id, record) in after.graph.objects where before.graph.objects[id] != record || before.sync.stamps[id] != after.sync.stamps[id] {
-                touched.insert(id)
+            // The changed objects' rows, encoded while walking `after` in its own order (looking
+            // objects up again in key order cost a cache miss each), into one buffer.
+            var rows = ByteWriter()
+            var written: [(id: ObjectID, entity: String, bytes: Range<Int>)] = []
+            for (id, record) in after.graph.objects {
+                let stamps = after.sync.stamps[id]
+                guard before.graph.objects[id] != record || before.sync.stamps[id] != stamps else { continue }
+                let start = rows.bytes.count
+                appendRecord(record, stamps: stamps, to: &rows)
+                written.append((id, record.entity, start..<rows.bytes.count))
             }
-            for id in before.graph.objects.keys where after.graph.objects[id] == nil { touched.insert(id) }
-            // Prepared once: a cached statement is found by hashing its SQL on every call, and an
-            // import writes hundreds of thousands of rows here.
-            let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
-            let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
             // In key order: rows inserted at random places in the B-tree touch a page each and
             // overflow the page cache mid-transaction (a third of a backlog's import); in order,
             // consecutive rows share pages.
-            for id in touched.sorted(by: { $0.rawValue < $1.rawValue }) {
-                if let record = after.graph.objects[id] {
-                    try step(upsert, id.rawValue, record.entity, recordBytes(record, stamps: after.sync.stamps[id]), in: db)
-                } else {
-                    try delete.execute(arguments: [id.rawValue])
-                }
+            written.sort { $0.id.rawValue < $1.id.rawValue }
+            // Prepared once: a cached statement is found by hashing its SQL on every call, and an
+            // import writes hundreds of thousands of rows here.
+            let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
+            try rows.bytes.withUnsafeBytes { all in
+                for row in written { try step(upsert, row.id.rawValue, row.entity, UnsafeRawBufferPointer(rebasing: all[row.bytes]), in: db) }
+            }
+            let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
+            for id in before.graph.objects.keys where after.graph.objects[id] == nil {
+                try delete.execute(arguments: [id.rawValue])
             }
         }
         if before.sync.tombstones != after.sync.tombstones {
