@@ -34,7 +34,7 @@ extension Baseline {
         writer.varint(UInt64(clamping: format))
         writer.varint(applied.count)
         for (device, sequence) in applied {
-            writer.raw(UUIDText.bytes(device.uuid))
+            writer.uuid(device.uuid)
             writer.varint(sequence)
         }
         writer.varint(objects.count)
@@ -97,7 +97,7 @@ extension Baseline {
             // Each applied entry takes at least 17 bytes; an object, a stamp or a tombstone at least 2.
             var applied: [DeviceID: UInt64] = [:]
             for _ in 0..<(try reader.count(maximum: reader.remaining / 17)) {
-                let device = DeviceID(try ContainerEnvelope.uuid(&reader))
+                let device = DeviceID(try reader.uuid())
                 applied[device] = try reader.varint()
             }
             let objectCount = try reader.count(maximum: reader.remaining / 2)

@@ -112,9 +112,9 @@ public struct ContainerEnvelope: Sendable, Hashable {
 
     private var headerBytes: [UInt8] {
         var headerBytes = ByteWriter()
-        headerBytes.raw(UUIDText.bytes(header.container))
-        headerBytes.raw(UUIDText.bytes(header.document))
-        headerBytes.raw(UUIDText.bytes(header.writer))
+        headerBytes.uuid(header.container)
+        headerBytes.uuid(header.document)
+        headerBytes.uuid(header.writer)
         headerBytes.varint(header.place)
         headerBytes.varint(header.writtenAt)
         headerBytes.raw(header.fingerprint.prefix(8) + Array(repeating: 0, count: max(0, 8 - header.fingerprint.count)))
@@ -150,9 +150,9 @@ public struct ContainerEnvelope: Sendable, Hashable {
             }
             let headerLength = try reader.count(maximum: Self.maximumHeaderLength)
             var headerReader = ByteReader(Array(try reader.raw(count: headerLength)))
-            let container = try Self.uuid(&headerReader)
-            let document = try Self.uuid(&headerReader)
-            let writer = try Self.uuid(&headerReader)
+            let container = try headerReader.uuid()
+            let document = try headerReader.uuid()
+            let writer = try headerReader.uuid()
             let place = try headerReader.varint()
             let writtenAt = try headerReader.varint()
             let fingerprint = Array(try headerReader.raw(count: 8))
@@ -194,8 +194,4 @@ public struct ContainerEnvelope: Sendable, Hashable {
     }
 
     static let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-
-    static func uuid(_ reader: inout ByteReader) throws(TextDecodingError) -> UUID {
-        UUIDText.uuid(bytes: try reader.raw(count: 16)) ?? zero
-    }
 }

@@ -31,7 +31,7 @@ extension TransactionLog {
         let dependencies = (dependencies ?? [:]).sorted { $0.key < $1.key }
         writer.varint(dependencies.count)
         for (device, sequence) in dependencies {
-            writer.raw(UUIDText.bytes(device.uuid))
+            writer.uuid(device.uuid)
             writer.varint(sequence)
         }
         writer.varint(changes.count)
@@ -90,7 +90,7 @@ extension TransactionLog {
             let dependencyCount = try reader.count(maximum: reader.remaining / 17)
             var dependencies: [DeviceID: UInt64] = [:]
             for _ in 0..<dependencyCount {
-                let other = DeviceID(try ContainerEnvelope.uuid(&reader))
+                let other = DeviceID(try reader.uuid())
                 let sequenceOffset = reader.offset
                 let sequence = try reader.varint()
                 guard sequence <= ContainerBounds.maximumSequence else { throw TextDecodingError.tooLarge(offset: sequenceOffset, value: sequence) }
