@@ -22,6 +22,10 @@ import Text
 /// ``TextSequence/encoded``. The first byte tells it from a JSON baseline in an envelope (`{`).
 extension Baseline {
     static let binaryLayout: UInt8 = 2
+    /// At most this many entries are made room for before they are read: a count is only the
+    /// file's word until its entries are there, and a lying one must not reserve gigabytes
+    /// (beyond it, the maps grow with what is really read).
+    static let roomAhead = 1 << 16
 
     /// The baseline as a format 2 envelope (unsigned; ``Container/seal(_:)`` signs it).
     /// `container`: the identity of the container it is written for (zeros when unknown).
@@ -102,12 +106,12 @@ extension Baseline {
             }
             let objectCount = try reader.count(maximum: reader.remaining / 2)
             var objects: [ObjectID: ObjectRecord] = [:]
-            objects.reserveCapacity(objectCount)
+            objects.reserveCapacity(min(objectCount, Self.roomAhead))
             for _ in 0..<objectCount {
                 let id = ObjectID(try reader.string(maximum: name))
                 let entity = try reader.string(maximum: name)
                 let attributeCount = try reader.count(maximum: reader.remaining / 2)
-                var attributes: [String: AttributeValue] = Dictionary(minimumCapacity: attributeCount)
+                var attributes: [String: AttributeValue] = Dictionary(minimumCapacity: min(attributeCount, Self.roomAhead))
                 for _ in 0..<attributeCount {
                     let attribute = try reader.string(maximum: name)
                     attributes[attribute] = try reader.value(maximumString: TransactionLog.maximumFileSize)
@@ -116,11 +120,11 @@ extension Baseline {
             }
             let stampedCount = try reader.count(maximum: reader.remaining / 2)
             var stamps: [ObjectID: [String: Stamp]] = [:]
-            stamps.reserveCapacity(stampedCount)
+            stamps.reserveCapacity(min(stampedCount, Self.roomAhead))
             for _ in 0..<stampedCount {
                 let id = ObjectID(try reader.string(maximum: name))
                 let stampCount = try reader.count(maximum: reader.remaining / 19)
-                var attributes: [String: Stamp] = Dictionary(minimumCapacity: stampCount)
+                var attributes: [String: Stamp] = Dictionary(minimumCapacity: min(stampCount, Self.roomAhead))
                 for _ in 0..<stampCount {
                     let attribute = try reader.string(maximum: name)
                     attributes[attribute] = try reader.stamp()
