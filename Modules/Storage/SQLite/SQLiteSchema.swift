@@ -94,12 +94,14 @@ enum SQLiteSchema {
     private static let encoder = JSONEncoder()
     private static let decoder = JSONDecoder()
 
-    /// A value as a one-element JSON array (`["text"]`, `[{"int":2}]`), so every kind of value
-    /// has one readable, unambiguous spelling in the `value` column.
+    /// A value as a one-element JSON array (`["text"]`, `[{"int":2}]`): the spelling of the
+    /// `attributes.value` column of layouts v1–v3, which only the migrations read and write now
+    /// (v2 sets the model version; v4 reads every value into `records`).
     ///
-    /// Written by hand, read by hand for the forms written here: through `JSONEncoder` and
-    /// `JSONDecoder` each value cost several microseconds, a fifth of importing a backlog. Anything
-    /// else (a value written by an earlier build, or by hand) is read by `JSONDecoder`.
+    /// Written by hand, read by hand for the forms written here (session 9: through `JSONEncoder`
+    /// and `JSONDecoder` each value cost several microseconds; it keeps the v4 migration of a
+    /// large store quick). Anything else (a value written by an earlier build, or by hand) is read
+    /// by `JSONDecoder`.
     static func encode(_ value: AttributeValue) throws -> String {
         switch value {
         case .string(let string):
