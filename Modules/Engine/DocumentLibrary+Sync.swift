@@ -522,7 +522,8 @@ extension DocumentLibrary {
         var hash = FNV1a()
         // The format this build reads is in the entry too: an updated build registers again.
         hash.mix(UInt64(Container.formatVersion))
-        var peeked: [DocumentID: [DeviceID: UInt64]] = [:]
+        // Documents without a quiet mark: what this pass worked, or what their stores hold.
+        var unmarked: [DocumentID: [DeviceID: UInt64]] = [:]
         // Walked in UUID order through sorted indices (moving whole records while sorting cost
         // more than the walk).
         let records = allRecords(reusingRecentCheck: true).filter { $0.location == .cloud }
@@ -533,10 +534,10 @@ extension DocumentLibrary {
                 applied = mark.applied
             } else if let worked = known[record.id] {
                 applied = worked
-                peeked[record.id] = applied
+                unmarked[record.id] = applied
             } else if let contents = try? await peek(record) {
                 applied = contents.sync.applied
-                peeked[record.id] = applied
+                unmarked[record.id] = applied
             } else {
                 continue
             }
@@ -547,8 +548,8 @@ extension DocumentLibrary {
            registration.stamp == replicator.container.registryStamp(of: identity.id) {
             return
         }
-        var applied: [DocumentID: [DeviceID: UInt64]] = peeked
-        for record in records where peeked[record.id] == nil {
+        var applied: [DocumentID: [DeviceID: UInt64]] = unmarked
+        for record in records where unmarked[record.id] == nil {
             if let mark = catalog.quiet(record.id) { applied[record.id] = mark.applied }
         }
         do {
