@@ -8,13 +8,25 @@ import Sync
 public struct ChangeBatch: Sendable, Equatable {
     public private(set) var documents: Set<DocumentID> = []
     public private(set) var everything = false
+    /// The logs seen arriving, per document, for documents where nothing else changed: a pass
+    /// imports just those (``DocumentLibrary/sync(documents:arrivals:firstImports:progress:)``)
+    /// instead of listing the document's folders.
+    public var arrivals: [DocumentID: [DeviceID: Set<UInt64>]] {
+        arrived.filter { !otherChanges.contains($0.key) }
+    }
+    private var arrived: [DocumentID: [DeviceID: Set<UInt64>]] = [:]
+    /// Documents with a change that is not an arrived log (an info file, a baseline, a copy).
+    private var otherChanges: Set<DocumentID> = []
 
     public init(everything: Bool = false) { self.everything = everything }
 
     public var isEmpty: Bool { !everything && documents.isEmpty }
 
     /// Adds one document directly (a change seen in the device's own `Documents/<uuid>`).
-    public mutating func insert(_ id: DocumentID) { documents.insert(id) }
+    public mutating func insert(_ id: DocumentID) {
+        documents.insert(id)
+        otherChanges.insert(id)
+    }
 
     /// Adds one watcher event seen in `container`. Files written by `device` (this device:
     /// its logs, info files, baselines, tombstones, identity) are skipped: every container file
@@ -27,7 +39,15 @@ public struct ChangeBatch: Sendable, Equatable {
             switch container.classify(url) {
             case .document(let id, let writer):
                 if let device, writer == device { return }
+                // A writer's temporary file becomes a log (or baseline, info file) by a rename,
+                // which is reported in its turn: nothing to look at before.
+                if Container.isTemporary(url) { return }
                 documents.insert(id)
+                if let log = container.arrivedLog(url), log.document == id {
+                    arrived[id, default: [:]][log.device, default: []].insert(log.sequence)
+                } else {
+                    otherChanges.insert(id)
+                }
             case .registry, .folder:
                 // Registry files only matter for pruning, done in full passes; a folder alone
                 // holds nothing to import (its files are reported one by one).

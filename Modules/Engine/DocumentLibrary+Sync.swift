@@ -38,12 +38,17 @@ extension DocumentLibrary {
     ///
     /// `firstImports` says when a full pass makes the stores of documents it discovered (see
     /// ``FirstImports``); a targeted pass always imports the documents it was given.
+    ///
+    /// `arrivals`: for some of `documents`, the logs the watcher saw arrive and nothing else.
+    /// Such a document imports just those logs when they continue what it applied (no listing,
+    /// no stamps: the path an edit takes from one device to the next), and gets the whole
+    /// targeted pass otherwise.
     @discardableResult
     public func sync(
-        documents only: Set<DocumentID>? = nil, firstImports: FirstImports = .now,
+        documents only: Set<DocumentID>? = nil, arrivals: [DocumentID: [DeviceID: Set<UInt64>]] = [:], firstImports: FirstImports = .now,
         progress: (@Sendable (SyncProgress) -> Void)? = nil
     ) async -> SyncReport {
-        await pass(only.map { .documents($0) } ?? .full, firstImports: firstImports, progress: progress)
+        await pass(only.map { .documents($0) } ?? .full, arrivals: arrivals, firstImports: firstImports, progress: progress)
     }
 
     /// A command's pass: brings `document` up to date (ships its outbox, imports what waits for
@@ -56,8 +61,12 @@ extension DocumentLibrary {
         await pass(.command(document), progress: progress)
     }
 
-    func pass(_ scope: PassScope, firstImports: FirstImports = .now, progress: (@Sendable (SyncProgress) -> Void)?) async -> SyncReport {
+    func pass(
+        _ scope: PassScope, arrivals: [DocumentID: [DeviceID: Set<UInt64>]] = [:], firstImports: FirstImports = .now,
+        progress: (@Sendable (SyncProgress) -> Void)?
+    ) async -> SyncReport {
         var report = SyncReport()
+        var scope = scope
         // Targeted passes follow single saves and must stay fast: the catalog is written by
         // full and command passes, when the library closes, and by a targeted pass that
         // changed records (a discovery, a rename), so commands resolve the new names at once.
@@ -119,6 +128,13 @@ extension DocumentLibrary {
             }
             // The check may have learnt the container's format (and what it refuses).
             replicator = self.replicator ?? replicator
+        }
+        if case .documents(var ids) = scope, !arrivals.isEmpty {
+            for (id, logs) in arrivals.sorted(by: { $0.key < $1.key }) where ids.contains(id) {
+                if await importArrived(id, logs: logs, replicator: replicator, report: &report) { ids.remove(id) }
+            }
+            guard !ids.isEmpty else { return report }
+            scope = .documents(ids)
         }
 
         let only: Set<DocumentID>?
@@ -336,6 +352,52 @@ extension DocumentLibrary {
 
     /// Tells what a pass did to one document: the report, the events, the ping's answer, a
     /// rename carried by a peer, and its quiet mark. Returns whether its record changed.
+    /// The short way of an edit from a peer: the logs the watcher saw arrive for `id`, imported
+    /// when they continue what the document applied (``Replicator/importArrived(_:logs:into:)``),
+    /// and told as a pass tells an import. False when the document needs the whole targeted
+    /// pass (not viewable here yet, a gap, a log that cannot be read, one that waits for another
+    /// device), and when it is renamed (the pass does the rename).
+    private func importArrived(
+        _ id: DocumentID, logs: [DeviceID: Set<UInt64>], replicator: Replicator, report: inout SyncReport
+    ) async -> Bool {
+        guard containerRefusal == nil, let record = localRecord(id), record.location == .cloud, !awaitsFirstImport(record) else { return false }
+        guard let document = try? await handler.open(record, create: false, forPass: true) else {
+            await closeIfThePassOpened(id)
+            return false
+        }
+        let outcome: (before: StoreContents, imported: ImportReport, after: StoreContents)?
+        do {
+            let before = try document.read()
+            let i = try replicator.importArrived(id, logs: logs, into: document.store)
+            if let imported = i {
+                document.invalidate()
+                outcome = (before, imported, try document.read())
+            } else {
+                outcome = nil
+            }
+        } catch {
+            outcome = nil
+        }
+        guard let outcome else {
+            await closeIfThePassOpened(id)
+            return false
+        }
+        guard !outcome.imported.imported.isEmpty else {
+            await closeIfThePassOpened(id)
+            return true
+        }
+        // What the container holds of the document was not looked at: the next pass that
+        // comes by looks again.
+        catalog.setQuiet(id, nil)
+        quietChecked[id] = nil
+        report.importedLogs += outcome.imported.imported.count
+        report.importedOnArrival += outcome.imported.imported.count
+        await announce(outcome.imported, before: outcome.before, after: outcome.after, record: record, report: &report)
+        await closeIfThePassOpened(id)
+        if let carried = outcome.after.graph.carriedName, carried != record.name.rawValue { return false }
+        return true
+    }
+
     private func tell(
         _ work: DocumentWork, record: LocalDocumentRecord, container: Container, replicator: Replicator, report: inout SyncReport
     ) async throws -> Bool {
@@ -354,6 +416,29 @@ extension DocumentLibrary {
             guard age >= Self.stallAge else { continue }
             report.problems.append(.waitingForPeer(name: record.name.rawValue, wait: wait))
         }
+        await announce(imported, before: work.before, after: contents, record: record, report: &report)
+        if let carried = contents.graph.carriedName, carried != record.name.rawValue, let newName = try? DocumentName(carried) {
+            await closeDocument(record.id)
+            var renamed = record
+            try renameRecord(&renamed, to: newName)
+            return true
+        }
+        if imported.isComplete, contents.sync.outbox.isEmpty, work.copies.isEmpty, localRecord(record.id) == record {
+            await closeIfThePassOpened(record.id)
+            if let stamps = quietStamps(record, container) {
+                catalog.setQuiet(record.id, QuietMark(
+                    stamps: stamps.stamps, devices: stamps.devices, applied: contents.sync.applied, viewable: !contents.graph.objects.isEmpty,
+                    modified: contents.graph.textEntry?.modified, ownLogs: replicator.lowestLog(record.id) ?? 0))
+            }
+        }
+        return false
+    }
+
+    /// Tells what an import changed: conflicts (report and log), the events, and the peers'
+    /// logs to the ping stunt.
+    private func announce(
+        _ imported: ImportReport, before: StoreContents, after contents: StoreContents, record: LocalDocumentRecord, report: inout SyncReport
+    ) async {
         let fromPeers = imported.imported.filter { $0.device != identity.id }
         if !imported.summary.conflicts.isEmpty {
             var names = Dictionary(fromPeers.map { ($0.device, $0.deviceName) }, uniquingKeysWith: { first, _ in first })
@@ -375,24 +460,10 @@ extension DocumentLibrary {
             emit(.didImport(record.id, imported.summary, from: Array(Set(fromPeers.map(\.deviceName))).sorted()))
             logger.info("imported", metadata: ["name": "\(record.name)", "logs": "\(imported.imported.count)"])
         }
-        if work.before.graph.objects.isEmpty, !contents.graph.objects.isEmpty { emit(.becameViewable(record.id)) }
-        if imported.progress.percent < 100 { emit(.downloadProgress(record.id, percent: imported.progress.percent)) }
+        if before.graph.objects.isEmpty, !contents.graph.objects.isEmpty { emit(.becameViewable(record.id)) }
+        // Only an import that listed the document's folders knows how far it is.
+        if imported.listing != nil, imported.progress.percent < 100 { emit(.downloadProgress(record.id, percent: imported.progress.percent)) }
         if !fromPeers.isEmpty { await didImportFromPeers(record, logs: fromPeers) }
-        if let carried = contents.graph.carriedName, carried != record.name.rawValue, let newName = try? DocumentName(carried) {
-            await closeDocument(record.id)
-            var renamed = record
-            try renameRecord(&renamed, to: newName)
-            return true
-        }
-        if imported.isComplete, contents.sync.outbox.isEmpty, work.copies.isEmpty, localRecord(record.id) == record {
-            await closeIfThePassOpened(record.id)
-            if let stamps = quietStamps(record, container) {
-                catalog.setQuiet(record.id, QuietMark(
-                    stamps: stamps.stamps, devices: stamps.devices, applied: contents.sync.applied, viewable: !contents.graph.objects.isEmpty,
-                    modified: contents.graph.textEntry?.modified, ownLogs: replicator.lowestLog(record.id) ?? 0))
-            }
-        }
-        return false
     }
 
     func quarantine(_ file: QuarantinedFile, in report: inout SyncReport) {

@@ -503,11 +503,15 @@ public actor DocumentLibrary {
         // process of this device may have seen the container, or its move to format 2, since
         // this one last looked; without the container, what the device saw last.
         let format = root.savedDevice()?.logFormat ?? .version1
+        // One durable step per save (Docs/RELIABILITY.md): a save shipped now is acknowledged
+        // once its log is in the container, so its commit is not synced; the store is synced
+        // instead if the log cannot be written.
+        let shipsNow = ship && flush && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
         let committed: LocalCommit
         do {
             committed = try Replicator.commit(
                 document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
-                ship: ship, makeChanges)
+                ship: ship, durable: !shipsNow, makeChanges)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)
         }
@@ -515,16 +519,30 @@ public actor DocumentLibrary {
         quietChecked[id] = nil
         emit(.objectsDidChange(id, ChangeSummary(updated: Set(committed.log.changes.map(\.id)))))
         emit(.didSave(id, committed.summary))
-        if ship, flush, settings.fastSave { flushQuietly(document) } else if ship { storeTouched.insert(id) }
+        if ship, flush, settings.fastSave {
+            if !flushQuietly(document), shipsNow {
+                do {
+                    try document.store.sync()
+                } catch {
+                    throw EngineError.storeFailed(document: document.record.name.rawValue, detail: "the save could not be made durable: its log did not reach the container and the store could not be synced (\(error))")
+                }
+            }
+        } else if ship {
+            storeTouched.insert(id)
+        }
     }
 
     /// Ships what is waiting in a document's outbox; a missing container only delays it.
-    func flushQuietly(_ document: OpenDocument) {
-        guard let replicator = cloud else { return }
+    /// Returns whether the outbox is empty now (everything in it shipped).
+    @discardableResult
+    func flushQuietly(_ document: OpenDocument) -> Bool {
+        guard let replicator = cloud else { return false }
         do {
             try replicator.flush(document.record.id, in: document.store)
+            return true
         } catch {
             logger.notice("log kept in the outbox until the container is back", metadata: ["name": "\(document.record.name)", "reason": "\(error)"])
+            return false
         }
     }
 

@@ -196,6 +196,9 @@ public struct SyncReport: Sendable, Equatable {
     public var discovered: [String] = []
     public var removed: [String] = []
     public var importedLogs = 0
+    /// Of `importedLogs`, those imported as the watcher saw them arrive, without listing their
+    /// document's folders (``DocumentLibrary/sync(documents:arrivals:firstImports:progress:)``).
+    public var importedOnArrival = 0
     public var exportedLogs = 0
     /// Container files the pass would not trust, each with why.
     public var quarantined: [QuarantinedFile] = []

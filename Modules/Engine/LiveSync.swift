@@ -124,7 +124,7 @@ public struct LiveSync: Service {
                 await withTaskCancellationHandler {
                     await loop.run { batch in
                         let started = ContinuousClock.now
-                        let report = await library.sync(documents: batch.target)
+                        let report = await library.sync(documents: batch.target, arrivals: batch.arrivals)
                         count += 1
                         let pass = Pass(number: count, documents: batch.target, report: report, duration: ContinuousClock.now - started)
                         if await onPass(pass) == .stop { loop.finish() }

@@ -78,6 +78,26 @@ extension Container {
         return .containerWide(writer: nil)
     }
 
+    /// The log `url` names (`documents/<uuid>/logs/<device>/<16 digits>.log`), if it names
+    /// one: a watcher's event for it lets a reader import just that log (``Replicator/importArrived(_:logs:into:)``).
+    /// Temporary files, conflict copies and any other spelling are not logs.
+    public func arrivedLog(_ url: URL) -> (document: DocumentID, device: DeviceID, sequence: UInt64)? {
+        guard let relative = relativePath(of: url) else { return nil }
+        let parts = relative.split(separator: "/")
+        guard parts.count == 5, parts[0] == "documents", parts[2] == "logs", let document = DocumentID(String(parts[1])),
+              let device = DeviceID(String(parts[3])), device.description == parts[3],
+              let sequence = Self.sequence(fromLogName: String(parts[4])) else { return nil }
+        return (document, device, sequence)
+    }
+
+    /// Whether a changed file is a writer's temporary file (`.tmp-…`, Syncthing's
+    /// `.syncthing.….tmp` and `~syncthing~…`): it holds nothing to import, and the file it
+    /// becomes is reported when it is renamed into place.
+    public static func isTemporary(_ url: URL) -> Bool {
+        let name = url.lastPathComponent
+        return name.hasPrefix(".") || name.hasPrefix("~")
+    }
+
     /// The device whose name a file below `documents/<uuid>/` carries, if any.
     static func writer(of rest: ArraySlice<Substring>) -> DeviceID? {
         guard let first = rest.first else { return nil }

@@ -521,6 +521,14 @@ public struct Container: Sendable {
         } catch {
             throw LogDecodingError(reason: error.detail ?? error.description)
         }
+        return try decodeLog(data, id, device: device, sequence: sequence, latest: latest, refusing: refusing)
+    }
+
+    /// Validates and decodes the bytes of one log (``readLog(_:device:sequence:latest:refusing:)``
+    /// without the file: a log still in a device's outbox).
+    public func decodeLog(
+        _ data: Data, _ id: DocumentID, device: DeviceID, sequence: UInt64, latest: UInt64? = nil, refusing: Set<UUID> = []
+    ) throws(LogDecodingError) -> TransactionLog {
         let log: TransactionLog
         if ContainerEnvelope.isEnvelope(data) {
             let envelope = try open(

@@ -25,6 +25,9 @@ public struct Replicator: Sendable {
     /// Container identities a reset replaced: a format 2 log naming one of them is a left-over
     /// of the old container (a replica's stale folder) and is refused.
     public var refusedContainers: Set<UUID> = []
+    /// When this machine started (a power loss can only have undone commits made before): only
+    /// such logs of this device are taken back by ``flush(_:in:)`` (`resequence`).
+    public var bootedAt: @Sendable () -> Date = Replicator.systemBootTime
     private let now: @Sendable () -> Date
 
     public init(container: Container, device: DeviceIdentity, baselineThreshold: Int = 100, importBatchSize: Int = 5_000, now: @escaping @Sendable () -> Date = Date.init) {
@@ -49,21 +52,26 @@ public struct Replicator: Sendable {
     /// (an append, say) that another process of the device cannot interleave with, so neither
     /// save overwrites the other. `makeChanges` may throw to commit nothing.
     public func commit(
-        document: DocumentID, to store: any DocumentStore, ship: Bool, _ makeChanges: (ObjectGraph) throws -> [Change]
+        document: DocumentID, to store: any DocumentStore, ship: Bool, durable: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
-        try Self.commit(document: document, device: device, format: format, keys: container.keys, now: now, to: store, ship: ship, makeChanges)
+        try Self.commit(
+            document: document, device: device, format: format, keys: container.keys, now: now, to: store, ship: ship, durable: durable, makeChanges)
     }
 
     /// Commits local changes without a container (a local document, or a cloud one whose
     /// container is away): the same transaction as ``commit(document:to:ship:_:)``, which keeps
     /// the log in the outbox when `ship` is set.
+    ///
+    /// `durable: false` only for a save whose log is written into the container, durably, before
+    /// the save is acknowledged, and whose store is synced if that fails: the log is then the
+    /// save's one durable step (Docs/RELIABILITY.md, "One durable step per save").
     public static func commit(
         document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
-        to store: any DocumentStore, ship: Bool, _ makeChanges: (ObjectGraph) throws -> [Change]
+        to store: any DocumentStore, ship: Bool, durable: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
         let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         let committedAt = now()
-        return try store.write { contents in
+        return try store.write(durable: durable) { contents in
             try stage(
                 try makeChanges(contents.graph), document: document, device: device, format: format, keys: keys, wall: wall,
                 committedAt: committedAt, ship: ship, in: &contents)
@@ -122,13 +130,19 @@ public struct Replicator: Sendable {
         contents.sync.applied[device.id] = sequence
         // A device never writes a log its peers would refuse: checked before anything is
         // committed (the transaction rolls back with the throw).
-        let data = format.version >= 2 ? Data(try keys.map { try $0.seal(log.envelope(container: format.container)) } ?? log.envelope(container: format.container).encoded)
-            : try log.encoded()
+        let data = try encoded(log, format: format, keys: keys)
         guard data.count <= TransactionLog.maximumFileSize else {
             throw SyncError(.saveRefused, path: document.description, detail: "its log would be \(data.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
         }
         if ship { contents.sync.outbox[sequence] = data }
         return LocalCommit(log: log, summary: summary)
+    }
+
+    /// A log's bytes as a device ships them: format 2 in an envelope (sealed with `keys` in a
+    /// signed container), format 1 as JSON.
+    static func encoded(_ log: TransactionLog, format: LogFormat, keys: ContainerKeys?) throws -> Data {
+        format.version >= 2 ? Data(try keys.map { try $0.seal(log.envelope(container: format.container)) } ?? log.envelope(container: format.container).encoded)
+            : try log.encoded()
     }
 
     /// Turns new values of text attributes into operations on their sequences: the edits from
@@ -168,6 +182,10 @@ public struct Replicator: Sendable {
     /// - Throws: ``SyncError`` if the container cannot be written; the outbox is kept for later.
     @discardableResult
     public func flush(_ document: DocumentID, in store: any DocumentStore) throws -> [URL] {
+        try flush(document, in: store, resequencedOnce: false)
+    }
+
+    private func flush(_ document: DocumentID, in store: any DocumentStore, resequencedOnce: Bool) throws -> [URL] {
         let outbox = try store.read().sync.outbox
         guard !outbox.isEmpty else { return [] }
         try container.checkAvailable()
@@ -185,6 +203,11 @@ public struct Replicator: Sendable {
                 throw SyncError(.writeFailed, path: url.path, detail: "this device's log \(sequence) goes there, but the file in its place cannot be read as one (\(error)); the save waits in the outbox (was this device's root copied, or restored from a backup, so that two copies saved the same numbers? or is the file forged?)")
             }
             guard existing == data else {
+                // This device's own log, shipped before a power loss undid the commit that made
+                // it: the saves made since are numbered after the device's logs in place.
+                if !resequencedOnce, try resequence(document, from: sequence, in: store) {
+                    return try flush(document, in: store, resequencedOnce: true)
+                }
                 throw SyncError(.writeFailed, path: url.path, detail: "a different log with this sequence is already in the container; the save waits in the outbox (was this device's root copied, or restored from a backup, so that two copies saved the same numbers? or is the file forged?)")
             }
             written.append(url)
@@ -196,6 +219,71 @@ public struct Replicator: Sendable {
             for sequence in sent { contents.sync.outbox[sequence] = nil }
         }
         return written
+    }
+
+    /// Takes back this device's own logs from `first` on that the store lost (a save's commit is
+    /// not synced when its log is written durably instead, so a power loss can undo the commit
+    /// and keep the log), and numbers the saves waiting in the outbox after them, in one synced
+    /// commit. False when the container holds no readable log of this device at `first` (a copy
+    /// of the root, a restored backup or a forgery put another one there): nothing is changed.
+    ///
+    /// Without a container at the restart after such a power loss, the next save reused the lost
+    /// one's number; with the container back it would wait in the outbox for ever while peers
+    /// had the lost save and this device did not. The lost saves and the waiting ones were made
+    /// independently of each other (the waiting ones on a store without the lost ones), so
+    /// applying the lost ones now and shipping the waiting ones after them is what peers would
+    /// have had if the two had been made concurrently on two devices: the merge rule (stamps,
+    /// text identities) keeps both. Text identities stay apart: each save's new ones start a
+    /// distance past the last ones that hashes the save's time (``textOperations(_:by:salt:in:)``).
+    private func resequence(_ document: DocumentID, from first: UInt64, in store: any DocumentStore) throws -> Bool {
+        let latest = ContainerBounds.latestWall(at: now())
+        var lost: [TransactionLog] = []
+        var next = first
+        while next <= ContainerBounds.maximumSequence,
+              let log = try? container.readLog(document, device: device.id, sequence: next, latest: latest, refusing: refusedContainers) {
+            lost.append(log)
+            next += 1
+        }
+        // Only a log made before this machine started can be one a power loss took from the
+        // store; one made since is another copy of this device's root saving (it needs an
+        // identity of its own: `multidoc device new-identity`).
+        let booted = bootedAt()
+        guard !lost.isEmpty, lost.allSatisfy({ $0.committedAt < booted }) else { return false }
+        let format = self.format, keys = container.keys
+        return try store.write(durable: true) { contents -> Bool in
+            let waiting = contents.sync.outbox.filter { $0.key >= first }.sorted { $0.key < $1.key }
+            guard !waiting.isEmpty else { return false }
+            var renumbered: [(old: UInt64, log: TransactionLog)] = []
+            for (old, data) in waiting {
+                guard let log = try? container.decodeLog(data, document, device: device.id, sequence: old, refusing: refusedContainers) else { return false }
+                renumbered.append((old, log))
+            }
+            for (old, _) in waiting { contents.sync.outbox[old] = nil }
+            var sequence = first + UInt64(lost.count) - 1
+            var moved: [UInt64: UInt64] = [:]
+            for (old, log) in renumbered {
+                sequence += 1
+                var log = log
+                log.sequence = sequence
+                moved[old] = sequence
+                contents.sync.outbox[sequence] = try Self.encoded(log, format: LogFormat(version: log.format, container: format.container), keys: keys)
+            }
+            // The device's text history names the waiting saves by their new numbers (before the
+            // lost saves add theirs under the old ones).
+            for index in contents.sync.history.indices where contents.sync.history[index].device == device.id {
+                if let new = moved[contents.sync.history[index].sequence] { contents.sync.history[index].sequence = new }
+            }
+            for log in lost { _ = Merge.apply(log, to: &contents) }
+            contents.sync.applied[device.id] = sequence
+            return true
+        }
+    }
+
+    /// The wall-clock time this machine started: now less the time since boot.
+    @Sendable public static func systemBootTime() -> Date {
+        var uptime = timespec()
+        guard clock_gettime(CLOCK_BOOTTIME, &uptime) == 0 else { return .distantPast }
+        return Date().addingTimeInterval(-(Double(uptime.tv_sec) + Double(uptime.tv_nsec) / 1e9))
     }
 
     /// Logs saved before the container was signed (or encrypted), or while this device did
@@ -341,6 +429,55 @@ public struct Replicator: Sendable {
         report.dependencyWaits = dependencyWaits(document, waiting: waiting, applied: applied)
         report.gaps = plan.gaps
         report.progress = Self.progress(listing, applied: applied)
+        return report
+    }
+
+    /// Imports logs a watcher saw arrive, without listing the document's folders: each device's
+    /// arrived logs that continue its applied sequence, read and applied in one transaction
+    /// (not synced, as ``importPending(_:into:)``'s). Nil when that is not the whole story and
+    /// the caller must run ``importPending(_:into:)``: the store has applied nothing yet (a first
+    /// import builds from baselines), an arrived log does not continue its device's sequence (a
+    /// gap, reported there), a log cannot be read or checked (quarantined there), or it waits
+    /// for another device's log. What it imports is exactly what ``importPending(_:into:)`` would
+    /// import first, so the two can follow each other in any order.
+    public func importArrived(_ document: DocumentID, logs arrived: [DeviceID: Set<UInt64>], into store: any DocumentStore) throws -> ImportReport? {
+        let contents = try store.read()
+        guard !contents.sync.applied.isEmpty else { return nil }
+        let latest = ContainerBounds.latestWall(at: now())
+        var logs: [TransactionLog] = []
+        for (origin, sequences) in arrived.sorted(by: { $0.key < $1.key }) where origin != device.id {
+            var next = (contents.sync.applied[origin] ?? 0) + 1
+            // Arrived logs already applied (another process, or a pass, took them) need nothing.
+            guard sequences.contains(where: { $0 >= next }) else { continue }
+            guard sequences.contains(next) else { return nil }
+            while sequences.contains(next) {
+                guard let log = try? container.readLog(document, device: origin, sequence: next, latest: latest, refusing: refusedContainers)
+                else { return nil }
+                logs.append(log)
+                next += 1
+            }
+            if sequences.contains(where: { $0 > next }) { return nil }
+        }
+        guard !logs.isEmpty else { return ImportReport() }
+        let applied = try store.write(durable: false) { contents -> (ChangeSummary, [TransactionLog])? in
+            // Another process may have applied some meanwhile, or a log waits for another
+            // device's: the full import sorts that out, and nothing is changed here then.
+            var willHave = contents.sync.applied
+            for log in logs {
+                guard log.sequence == (willHave[log.device] ?? 0) + 1, log.dependenciesMet(by: willHave) else { return nil }
+                willHave[log.device] = log.sequence
+            }
+            var summary = ChangeSummary()
+            for log in logs {
+                summary.formUnion(Merge.apply(log, to: &contents))
+                contents.sync.applied[log.device] = log.sequence
+            }
+            return (summary, logs)
+        }
+        guard let (summary, done) = applied else { return nil }
+        var report = ImportReport()
+        report.summary = summary
+        report.imported = done.map(ImportedLog.init)
         return report
     }
 

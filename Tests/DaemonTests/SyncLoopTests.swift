@@ -50,6 +50,25 @@ import TestSupport
         #expect(other.target == [doc])
     }
 
+    /// A peer's log is an arrival its pass can import alone; a writer's temporary file is no
+    /// pass at all (its rename is reported next); any other file of the document makes the
+    /// document's pass a whole one.
+    @Test func arrivedLogsAreKeptApartFromOtherChanges() {
+        let me = Fixed.device(1), peer = Fixed.device(2)
+        let logs = DocumentID(Fixed.uuid(7)), mixed = DocumentID(Fixed.uuid(8))
+        var batch = ChangeBatch()
+        batch.add(.changed(container.appendingPathComponent("documents/\(logs)/logs/\(peer)/.tmp-0000000000000004.log.12.34")), container: view, ignoring: me)
+        batch.add(.changed(container.appendingPathComponent("documents/\(logs)/logs/\(peer)/.syncthing.0000000000000004.log.tmp")), container: view, ignoring: me)
+        #expect(batch.isEmpty, "temporary files start no pass")
+        batch.add(.changed(container.appendingPathComponent("documents/\(logs)/logs/\(peer)/0000000000000004.log")), container: view, ignoring: me)
+        batch.add(.changed(container.appendingPathComponent("documents/\(logs)/logs/\(peer)/0000000000000005.log")), container: view, ignoring: me)
+        batch.add(.changed(container.appendingPathComponent("documents/\(mixed)/logs/\(peer)/0000000000000002.log")), container: view, ignoring: me)
+        batch.add(.changed(container.appendingPathComponent("documents/\(mixed)/info-\(peer).json")), container: view, ignoring: me)
+        batch.add(.changed(container.appendingPathComponent("documents/\(mixed)/logs/\(peer)/0000000000000003.log (conflict copy)")), container: view, ignoring: me)
+        #expect(batch.target == [logs, mixed])
+        #expect(batch.arrivals == [logs: [peer: [4, 5]]], "the document with an info file gets the whole pass")
+    }
+
     @Test func aFullPassRequestWinsOverTargetedHints() async {
         let loop = SyncLoop()
         var targets: [Set<DocumentID>?] = []

@@ -125,6 +125,78 @@ private final class PowerLossStore: DocumentStore {
         #expect(try a.text(doc) == "one two three four five")
     }
 
+    /// A save whose log reached the container is not synced in the store (the log is its one
+    /// durable step). A power loss undoes the commit; with the container there, the device's
+    /// next save imports its own log first, and nothing is lost or applied twice.
+    @Test func aSaveUndoneByAPowerLossComesBackFromItsLog() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let volumeA = PowerLossVolume(), volumeB = PowerLossVolume()
+        let a = device(1, "A", harness, volume: volumeA), b = device(2, "B", harness, volume: volumeB)
+        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
+        try a.edit(doc, text: "one two", durable: false)
+        volumeA.powerLoss()
+        #expect(try a.text(doc) == "one", "the save's commit was not synced")
+        #expect(try a.importPending(doc).imported.count == 1, "its log brings it back")
+        try a.edit(doc, text: "one two three", durable: false)
+        #expect(try a.text(doc) == "one two three")
+        try b.importPending(doc)
+        #expect(try b.text(doc) == "one two three")
+        #expect(Container(root: harness.container).logSequences(doc, device: a.identity.id) == [1, 2, 3])
+    }
+
+    /// The same power loss, but the container is away when the device starts again: its next
+    /// save takes the lost save's number. When the container is back, the lost save (its log is
+    /// there) is taken back and the new one is numbered after it: both survive, on every device.
+    @Test func aSaveMadeWithoutTheContainerAfterAPowerLossIsNumberedAfterTheLostOne() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let volumeA = PowerLossVolume(), volumeB = PowerLossVolume()
+        var a = device(1, "A", harness, volume: volumeA)
+        let b = device(2, "B", harness, volume: volumeB)
+        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
+        try b.importPending(doc)
+        try a.edit(doc, text: "one two", durable: false)
+        volumeA.powerLoss()
+        harness.clock.advance(1)
+        let restarted = harness.clock.now()
+        a.replicator.bootedAt = { restarted }
+        // The container is away: the save is synced and waits in the outbox, numbered 2 again.
+        try a.edit(doc, text: "one three", ship: false)
+        // (Log 1 is back in the outbox too: clearing it was not synced; it ships as the same bytes.)
+        #expect(try a.store(doc).read().sync.outbox.keys.max() == 2)
+        let shipped = try a.flush(doc)
+        #expect(shipped.last?.lastPathComponent == "0000000000000003.log")
+        #expect(!shipped.contains { $0.lastPathComponent == "0000000000000002.log" }, "the lost save's log stays as it was")
+        #expect(try a.store(doc).read().sync.outbox.isEmpty)
+        #expect(try a.store(doc).read().sync.applied[a.identity.id] == 3)
+        let text = try a.text(doc) ?? ""
+        #expect(text.contains("two") && text.contains("three"), "both saves are kept: \(text)")
+        #expect(try b.importPending(doc).imported.count == 2)
+        #expect(try b.text(doc) == text)
+        // The renumbering was synced: another power loss keeps it.
+        volumeA.powerLoss()
+        #expect(try a.text(doc) == text)
+    }
+
+    /// A log of this device made since the machine started was not undone by a power loss: it
+    /// is another copy of the root saving. The waiting save stays in the outbox with the error
+    /// that says so (`multidoc device new-identity` gives the copy its own identity).
+    @Test func aCollidingLogMadeSinceTheMachineStartedIsNotTakenBack() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let volumeA = PowerLossVolume()
+        var a = device(1, "A", harness, volume: volumeA)
+        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
+        a.replicator.bootedAt = { .distantPast }
+        try a.edit(doc, text: "one two", durable: false)
+        volumeA.powerLoss()
+        try a.edit(doc, text: "one three", ship: false)
+        #expect(throws: SyncError.self) { try a.flush(doc) }
+        #expect(try a.store(doc).read().sync.outbox.keys.max() == 2, "the save waits in the outbox")
+        #expect(try a.text(doc) == "one three")
+    }
+
     /// The logs B's lost import needed are pruned meanwhile (B's registry entry said it had
     /// them): B builds from the baseline that let them go.
     @Test func logsPrunedAfterALostImportComeBackFromTheBaseline() throws {

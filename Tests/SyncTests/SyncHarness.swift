@@ -41,18 +41,29 @@ struct SyncDevice {
 
     /// Commits the changes `makeChanges` makes from the graph as one save and ships it. Nothing
     /// is imported first: peers' saves this device has not imported stay unseen (a concurrent edit).
-    func save(_ document: DocumentID, _ makeChanges: (ObjectGraph) throws -> [Change]) throws {
+    /// `durable: false` commits without a sync, the log being the save's durable step (the
+    /// engine's save with FastSave on and the container there).
+    func save(_ document: DocumentID, durable: Bool = true, ship: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]) throws {
         let store = try store(document)
         defer { store.close() }
-        try replicator.commit(document: document, to: store, ship: true, makeChanges)
-        try replicator.flush(document, in: store)
+        try replicator.commit(document: document, to: store, ship: true, durable: durable, makeChanges)
+        if ship { try replicator.flush(document, in: store) }
     }
 
     func save(_ document: DocumentID, _ changes: [Change]) throws { try save(document) { _ in changes } }
 
-    /// Saves a text change and ships it.
-    func edit(_ document: DocumentID, text: String) throws {
-        try save(document, [.update(ObjectID("text-\(document)"), attributes: ["text": .string(text)])])
+    /// Saves a text change and ships it (`ship: false`: it waits in the outbox, as it does while
+    /// the container is away).
+    func edit(_ document: DocumentID, text: String, durable: Bool = true, ship: Bool = true) throws {
+        try save(document, durable: durable, ship: ship) { _ in [.update(ObjectID("text-\(document)"), attributes: ["text": .string(text)])] }
+    }
+
+    /// Ships what waits in the outbox.
+    @discardableResult
+    func flush(_ document: DocumentID) throws -> [URL] {
+        let store = try store(document)
+        defer { store.close() }
+        return try replicator.flush(document, in: store)
     }
 
     @discardableResult

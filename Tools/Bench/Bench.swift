@@ -96,6 +96,16 @@ struct Run: AsyncParsableCommand {
             table.oneWay = limitOneWay.p50Ms
             table.roundTrip = limitTrip.p50Ms
             table.latency("limit", "physical limit: durable hand-off", limitOneWay, roundTrip: limitTrip)
+            if selected.contains(.limit) || selected.contains(.ping) || selected.contains(.pingSigned) {
+                let paced = min(sizes.handoff, 100)
+                progress("physical limit at the ping's pace: \(paced) hand-offs, each after \(DocumentLibrary.burstWindow) …")
+                let limit = try Handoff.measure(
+                    rounds: paced, folder: folder.appendingPathComponent("handoff-paced"), executable: programs.bench, pause: DocumentLibrary.burstWindow)
+                guard let pacedOneWay = LatencyStatistics(milliseconds: limit.oneWayMs) else { throw BenchError("the paced hand-off measured nothing") }
+                table.pacedOneWay = pacedOneWay.p50Ms
+                table.row("limit.paced.oneway.p50", "physical limit at the ping's pace (\(DocumentLibrary.burstWindow) before each hand-off): one-way p50", ms: pacedOneWay.p50Ms, ratio: .oneWay)
+                table.row("limit.paced.oneway.p99", "physical limit at the ping's pace: one-way p99", ms: pacedOneWay.p99Ms, ratio: .oneWay)
+            }
         }
 
         let pings = [(Scenario.ping, true, false, sizes.rounds), (.pingSigned, true, true, sizes.rounds), (.pingSlow, false, false, sizes.slow)]
@@ -231,7 +241,7 @@ enum Scenario: CaseIterable {
 
     var rows: [String] {
         switch self {
-        case .limit: ["limit.oneway.p50", "limit.oneway.p99", "limit.roundtrip.p50"]
+        case .limit: ["limit.oneway.p50", "limit.oneway.p99", "limit.roundtrip.p50", "limit.paced.oneway.p50", "limit.paced.oneway.p99"]
         case .ping: ["ping.oneway.p50", "ping.oneway.p99", "ping.roundtrip.p50"]
         case .pingSigned: ["ping.signed.oneway.p50", "ping.signed.oneway.p99", "ping.signed.roundtrip.p50"]
         case .pingSlow: ["ping.slow.oneway.p50", "ping.slow.oneway.p99", "ping.slow.roundtrip.p50"]
@@ -257,9 +267,10 @@ struct HandoffPeer: ParsableCommand {
         commandName: "handoff-peer", abstract: "Side B of the physical-limit hand-off (started by the benchmark).", shouldDisplay: false)
     @Option var folder: String
     @Option var rounds: Int
+    @Option var pauseMicroseconds: UInt32 = 0
 
     func run() throws {
-        try Handoff.runPeer(folder: URL(fileURLWithPath: folder), rounds: rounds)
+        try Handoff.runPeer(folder: URL(fileURLWithPath: folder), rounds: rounds, pauseMicroseconds: pauseMicroseconds)
     }
 }
 
@@ -287,6 +298,8 @@ struct Table {
         var unit: String
         var milliseconds: Double?
         var ratioToLimit: Double?
+        /// For the pinging daemons' one-way rows: the ratio to the hand-off at the ping's pace.
+        var ratioToPacedLimit: Double?
         var target: String?
         var met: Bool?
     }
@@ -296,6 +309,8 @@ struct Table {
     var rows: [Row] = []
     var oneWay = 0.0
     var roundTrip = 0.0
+    /// The hand-off's one-way p50 at the ping's pace (0: not measured).
+    var pacedOneWay = 0.0
 
     mutating func row(_ id: String, _ figure: String, value: Double, unit: String, text: String? = nil,
                       milliseconds: Double? = nil, ratio: Ratio = .none, target: Target? = nil) {
@@ -305,8 +320,9 @@ struct Table {
         case .roundTrip: roundTrip
         }
         let shown = text ?? (unit == "MB" ? String(format: "%.1f MB", value) : String(format: "%.2f", value) + " " + unit)
+        let paced = id.hasPrefix("ping") && id.contains(".oneway.") && pacedOneWay > 0 ? value / pacedOneWay : nil
         rows.append(Row(id: id, figure: figure, text: shown, value: value, unit: unit, milliseconds: milliseconds,
-                        ratioToLimit: reference > 0 ? value / reference : nil,
+                        ratioToLimit: reference > 0 ? value / reference : nil, ratioToPacedLimit: paced,
                         target: target?.text, met: target.map { value <= $0.atMost }))
     }
 
@@ -323,14 +339,15 @@ struct Table {
     }
 
     private func ratio(_ row: Row) -> String { row.ratioToLimit.map { String(format: "%.1f×", $0) } ?? "" }
+    private func pacedRatio(_ row: Row) -> String { row.ratioToPacedLimit.map { String(format: "%.1f× paced", $0) } ?? "" }
     private func target(_ row: Row) -> String {
         guard let target = row.target, let met = row.met else { return "" }
         return "\(target) \(met ? "met" : "MISSED")"
     }
 
     func text() -> String {
-        let columns: [(Row) -> String] = [\.id, \.figure, \.text, ratio, target]
-        let rightAligned = [false, false, true, true, false]
+        let columns: [(Row) -> String] = [\.id, \.figure, \.text, ratio, pacedRatio, target]
+        let rightAligned = [false, false, true, true, true, false]
         let widths = columns.map { cell in rows.map { cell($0).count }.max() ?? 0 }
         return rows.map { row in
             zip(columns, zip(widths, rightAligned)).map { cell, layout in
@@ -341,8 +358,8 @@ struct Table {
     }
 
     func markdown() -> String {
-        (["| id | figure | value | × limit | target |", "| --- | --- | ---: | ---: | --- |"]
-            + rows.map { "| `\($0.id)` | \($0.figure) | \($0.text) | \(ratio($0)) | \(target($0)) |" })
+        (["| id | figure | value | × limit | × paced limit | target |", "| --- | --- | ---: | ---: | ---: | --- |"]
+            + rows.map { "| `\($0.id)` | \($0.figure) | \($0.text) | \(ratio($0)) | \(pacedRatio($0)) | \(target($0)) |" })
             .joined(separator: "\n")
     }
 }

@@ -17,14 +17,20 @@ enum Handoff {
     }
 
     /// Runs side A for `rounds` round trips; `executable` is this program (started as side B).
-    static func measure(rounds: Int, folder: URL, executable: URL) throws -> Result {
+    ///
+    /// `pause`: how long each side waits before it sends, as a pinging device waits its burst
+    /// window before it answers. The disk and the processor do not answer as fast after a pause
+    /// as back to back (on this virtual machine a durable write after 20 ms idle takes about
+    /// twice as long), so the ping is compared with a hand-off at its own pace too.
+    static func measure(rounds: Int, folder: URL, executable: URL, pause: Duration = .zero) throws -> Result {
+        let pauseMicroseconds = UInt32(clamping: pause.components.seconds * 1_000_000 + pause.components.attoseconds / 1_000_000_000_000)
         let toB = folder.appendingPathComponent("a2b"), toA = folder.appendingPathComponent("b2a")
         for directory in [toB, toA] { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
         let inbox = try Inbox(toA)
         defer { inbox.close() }
         let peer = Process()
         peer.executableURL = executable
-        peer.arguments = ["handoff-peer", "--folder", folder.path, "--rounds", String(rounds)]
+        peer.arguments = ["handoff-peer", "--folder", folder.path, "--rounds", String(rounds), "--pause-microseconds", String(pauseMicroseconds)]
         let output = Pipe()
         peer.standardOutput = output
         try peer.run()
@@ -37,6 +43,7 @@ enum Handoff {
         defer { outbox.close() }
         var result = Result(oneWayMs: [], roundTripMs: [])
         for round in 0..<rounds {
+            if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
             let sent = monotonicNanoseconds()
             try outbox.send(name: String(round), stamp: sent)
             let stamp = try inbox.receive(name: String(round))
@@ -53,7 +60,7 @@ enum Handoff {
     }
 
     /// Side B: answers every file from A with one of its own.
-    static func runPeer(folder: URL, rounds: Int) throws {
+    static func runPeer(folder: URL, rounds: Int, pauseMicroseconds: UInt32 = 0) throws {
         let inbox = try Inbox(folder.appendingPathComponent("a2b"))
         defer { inbox.close() }
         let outbox = try Outbox(folder.appendingPathComponent("b2a"))
@@ -64,6 +71,7 @@ enum Handoff {
         for round in 0..<rounds {
             let stamp = try inbox.receive(name: String(round))
             samples.append(Double(monotonicNanoseconds() - stamp) / 1e6)
+            if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
             try outbox.send(name: String(round), stamp: monotonicNanoseconds())
         }
         print(samples.map { String(format: "%.6f", $0) }.joined(separator: "\n"))

@@ -21,8 +21,10 @@ public final class SQLiteDocumentStore: DocumentStore {
     private let cache = Mutex<(generation: Int64, contents: StoreContents)?>(nil)
     private let isClosed = Mutex(false)
     private let journalMode: JournalMode
-    /// The connection's `synchronous` setting between transactions.
+    /// The store's `synchronous` setting: what a durable commit runs with.
     private let synchronous: String
+    /// The connection's `synchronous` setting now (a commit that need not be synced lowers it).
+    private let connectionSynchronous: Mutex<String>
 
     /// Paths this process has open as stores, with how many connections each. The header check
     /// reads the file through a descriptor of its own, and closing any descriptor of a file
@@ -91,6 +93,7 @@ public final class SQLiteDocumentStore: DocumentStore {
         let synchronous = durable ? "FULL" : "OFF"
         self.journalMode = journal
         self.synchronous = synchronous
+        self.connectionSynchronous = Mutex(synchronous)
         configuration.prepareDatabase { db in
             // Before the journal mode: switching it is a synced write of its own.
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
@@ -187,7 +190,19 @@ public final class SQLiteDocumentStore: DocumentStore {
     public func read() throws(StoreError) -> StoreContents {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         do {
-            return try queue.read { db in try self.current(db) }
+            // A deferred transaction, not `queue.read`: GRDB's read turns `query_only` on and
+            // off around it, and changing that flag expires every prepared statement of the
+            // connection, so each later statement was compiled again (a fifth of an edit's
+            // import went to SQLite's parser).
+            return try queue.inDatabase { db in
+                var contents: StoreContents?
+                try db.inTransaction(.deferred) {
+                    contents = try self.current(db).contents
+                    return .commit
+                }
+                guard let contents else { throw StoreError(.unreadable, path: url.path, detail: "the read did not run") }
+                return contents
+            }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -202,18 +217,22 @@ public final class SQLiteDocumentStore: DocumentStore {
     public func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         var result: T?
-        let relaxed = !durable && journalMode == .wal && synchronous == "FULL"
+        // The level this commit needs; the connection keeps the last one set (setting it is a
+        // statement of its own, run only when it changes).
+        let level = !durable && journalMode == .wal && synchronous == "FULL" ? "NORMAL" : synchronous
         do {
             try queue.writeWithoutTransaction { db in
-                if relaxed { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-                defer { if relaxed { try? db.execute(sql: "PRAGMA synchronous = FULL") } }
+                if connectionSynchronous.withLock({ $0 }) != level {
+                    try db.execute(sql: "PRAGMA synchronous = \(level)")
+                    connectionSynchronous.withLock { $0 = level }
+                }
                 try db.inTransaction(.immediate) {
-                    let before = try self.current(db)
+                    let (current, before) = try self.current(db)
                     var after = before
                     result = try body(&after)
                     guard after != before else { return .commit }
                     try SQLiteSchema.save(diffFrom: before, to: after, in: db)
-                    let generation = try SQLiteSchema.bumpGeneration(db)
+                    let generation = try SQLiteSchema.bumpGeneration(from: current, db)
                     self.cache.withLock { $0 = (generation, after) }
                     return .commit
                 }
@@ -244,12 +263,12 @@ public final class SQLiteDocumentStore: DocumentStore {
     }
 
     /// The contents as of `db`'s transaction, from the cache when nothing was committed since.
-    private func current(_ db: Database) throws -> StoreContents {
+    private func current(_ db: Database) throws -> (generation: Int64, contents: StoreContents) {
         let generation = try SQLiteSchema.generation(db)
-        if let cached = cache.withLock({ $0 }), cached.generation == generation { return cached.contents }
+        if let cached = cache.withLock({ $0 }), cached.generation == generation { return cached }
         let contents = try SQLiteSchema.load(db)
         cache.withLock { $0 = (generation, contents) }
-        return contents
+        return (generation, contents)
     }
 
     public func close() {

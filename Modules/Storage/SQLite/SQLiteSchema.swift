@@ -225,13 +225,15 @@ enum SQLiteSchema {
 
     // MARK: Generation
 
+    /// The store's generation (prepared once per connection: every read and write asks).
     static func generation(_ db: Database) throws -> Int64 {
-        guard let row = try Row.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'") else { return 0 }
+        guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'generation'")) else { return 0 }
         return Int64(try text(row, "value", table: "meta")) ?? 0
     }
 
-    static func bumpGeneration(_ db: Database) throws -> Int64 {
-        let next = try generation(db) + 1
+    /// Records the generation after `current` (read in the same transaction) and returns it.
+    static func bumpGeneration(from current: Int64, _ db: Database) throws -> Int64 {
+        let next = current &+ 1
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)").execute(arguments: ["\(next)"])
         return next
     }
