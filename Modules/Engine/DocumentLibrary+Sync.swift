@@ -368,8 +368,7 @@ extension DocumentLibrary {
         let outcome: (before: StoreContents, imported: ImportReport, after: StoreContents)?
         do {
             let before = try document.read()
-            let i = try replicator.importArrived(id, logs: logs, into: document.store)
-            if let imported = i {
+            if let imported = try replicator.importArrived(id, logs: logs, into: document.store) {
                 document.invalidate()
                 outcome = (before, imported, try document.read())
             } else {
