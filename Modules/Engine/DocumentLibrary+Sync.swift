@@ -365,15 +365,10 @@ extension DocumentLibrary {
             await closeIfThePassOpened(id)
             return false
         }
-        let outcome: (before: StoreContents, imported: ImportReport, after: StoreContents)?
+        let outcome: (report: ImportReport, before: StoreContents, after: StoreContents)?
         do {
-            let before = try document.read()
-            if let imported = try replicator.importArrived(id, logs: logs, into: document.store) {
-                document.invalidate()
-                outcome = (before, imported, try document.read())
-            } else {
-                outcome = nil
-            }
+            outcome = try replicator.importArrived(id, logs: logs, into: document.store)
+            if outcome?.report.imported.isEmpty == false { document.invalidate() }
         } catch {
             outcome = nil
         }
@@ -381,7 +376,7 @@ extension DocumentLibrary {
             await closeIfThePassOpened(id)
             return false
         }
-        guard !outcome.imported.imported.isEmpty else {
+        guard !outcome.report.imported.isEmpty else {
             await closeIfThePassOpened(id)
             return true
         }
@@ -389,9 +384,9 @@ extension DocumentLibrary {
         // comes by looks again.
         catalog.setQuiet(id, nil)
         quietChecked[id] = nil
-        report.importedLogs += outcome.imported.imported.count
-        report.importedOnArrival += outcome.imported.imported.count
-        await announce(outcome.imported, before: outcome.before, after: outcome.after, record: record, report: &report)
+        report.importedLogs += outcome.report.imported.count
+        report.importedOnArrival += outcome.report.imported.count
+        await announce(outcome.report, before: outcome.before, after: outcome.after, record: record, report: &report)
         await closeIfThePassOpened(id)
         if let carried = outcome.after.graph.carriedName, carried != record.name.rawValue { return false }
         return true

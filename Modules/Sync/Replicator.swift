@@ -440,7 +440,12 @@ public struct Replicator: Sendable {
     /// gap, reported there), a log cannot be read or checked (quarantined there), or it waits
     /// for another device's log. What it imports is exactly what ``importPending(_:into:)`` would
     /// import first, so the two can follow each other in any order.
-    public func importArrived(_ document: DocumentID, logs arrived: [DeviceID: Set<UInt64>], into store: any DocumentStore) throws -> ImportReport? {
+    ///
+    /// Returns the report with the store's contents before and after the import (read in its
+    /// transaction: the caller needs no read of its own).
+    public func importArrived(
+        _ document: DocumentID, logs arrived: [DeviceID: Set<UInt64>], into store: any DocumentStore
+    ) throws -> (report: ImportReport, before: StoreContents, after: StoreContents)? {
         let contents = try store.read()
         guard !contents.sync.applied.isEmpty else { return nil }
         let latest = ContainerBounds.latestWall(at: now())
@@ -458,8 +463,9 @@ public struct Replicator: Sendable {
             }
             if sequences.contains(where: { $0 > next }) { return nil }
         }
-        guard !logs.isEmpty else { return ImportReport() }
-        let applied = try store.write(durable: false) { contents -> (ChangeSummary, [TransactionLog])? in
+        guard !logs.isEmpty else { return (ImportReport(), contents, contents) }
+        let applied = try store.write(durable: false) { contents -> (ChangeSummary, StoreContents, StoreContents)? in
+            let before = contents
             // Another process may have applied some meanwhile, or a log waits for another
             // device's: the full import sorts that out, and nothing is changed here then.
             var willHave = contents.sync.applied
@@ -472,13 +478,13 @@ public struct Replicator: Sendable {
                 summary.formUnion(Merge.apply(log, to: &contents))
                 contents.sync.applied[log.device] = log.sequence
             }
-            return (summary, logs)
+            return (summary, before, contents)
         }
-        guard let (summary, done) = applied else { return nil }
+        guard let (summary, before, after) = applied else { return nil }
         var report = ImportReport()
         report.summary = summary
-        report.imported = done.map(ImportedLog.init)
-        return report
+        report.imported = logs.map(ImportedLog.init)
+        return (report, before, after)
     }
 
     /// Why a baseline must not stand in for logs, or nil: out of range (see ``ContainerBounds``),

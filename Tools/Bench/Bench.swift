@@ -98,12 +98,14 @@ struct Run: AsyncParsableCommand {
             table.latency("limit", "physical limit: durable hand-off", limitOneWay, roundTrip: limitTrip)
             if selected.contains(.limit) || selected.contains(.ping) || selected.contains(.pingSigned) {
                 let paced = min(sizes.handoff, 100)
-                progress("physical limit at the ping's pace: \(paced) hand-offs, each after \(DocumentLibrary.burstWindow) …")
+                let window = DocumentLibrary.burstWindow.components
+                let pause = "\(window.seconds * 1000 + window.attoseconds / 1_000_000_000_000_000) ms"
+                progress("physical limit at the ping's pace: \(paced) hand-offs, each after \(pause) …")
                 let limit = try Handoff.measure(
                     rounds: paced, folder: folder.appendingPathComponent("handoff-paced"), executable: programs.bench, pause: DocumentLibrary.burstWindow)
                 guard let pacedOneWay = LatencyStatistics(milliseconds: limit.oneWayMs) else { throw BenchError("the paced hand-off measured nothing") }
                 table.pacedOneWay = pacedOneWay.p50Ms
-                table.row("limit.paced.oneway.p50", "physical limit at the ping's pace (\(DocumentLibrary.burstWindow) before each hand-off): one-way p50", ms: pacedOneWay.p50Ms, ratio: .oneWay)
+                table.row("limit.paced.oneway.p50", "physical limit at the ping's pace (\(pause) before each hand-off): one-way p50", ms: pacedOneWay.p50Ms, ratio: .oneWay)
                 table.row("limit.paced.oneway.p99", "physical limit at the ping's pace: one-way p99", ms: pacedOneWay.p99Ms, ratio: .oneWay)
             }
         }
