@@ -112,8 +112,12 @@ public final class SQLiteDocumentStore: DocumentStore {
             // running the migrations cost a dozen synced transactions and a hundred page writes
             // per store, most of a first import (joining 10,000 documents).
             if useTemplate, let template = Self.template(for: options) {
+                // Whole, but its folder not synced here: the store's first synced commit syncs
+                // the folder (SQLite syncs the folder of a new write-ahead log or journal the
+                // first time it syncs one), and a store only ever imported into is built again
+                // from the container if a power loss takes its name.
                 do {
-                    try AtomicFile.write(template, to: url)
+                    try AtomicFile.write(template, to: url, durability: .whole)
                 } catch {
                     throw StoreError(.writeFailed, path: path, detail: error.description)
                 }
