@@ -109,8 +109,10 @@ import TestSupport
     /// The container verifies, and `device`'s logs of `document` plus what waits in its outbox
     /// are exactly 1…applied, nothing missing and nothing ahead of the store.
     func checkShipping(_ document: DocumentID, device: DeviceID, contents: StoreContents, context: String) {
-        let verification = Container(root: container).verify()
-        #expect(verification.problems.isEmpty, "\(context): container verify: \(verification.problems)")
+        if FileManager.default.fileExists(atPath: container.path) {
+            let verification = Container(root: container).verify()
+            #expect(verification.problems.isEmpty, "\(context): container verify: \(verification.problems)")
+        }
         let applied = contents.sync.applied[device] ?? 0
         let shipped = Container(root: container).logSequences(document, device: device)
         #expect((shipped.last ?? 0) <= applied, "\(context): the container holds log \(shipped.last ?? 0) the store never committed (applied \(applied))")
@@ -122,13 +124,30 @@ import TestSupport
 
     // MARK: 1. The CLI in the middle of edits and creates
 
-    @Test func theCLIKilledInTheMiddleOfEditsAndCreates() async throws {
+    /// How the CLI loop runs: the store kind, whether the container is away during the kills
+    /// (saves are then synced and wait in the outbox; with it there, a save's commit is not synced
+    /// and its log is its durable step), and how many rounds.
+    struct CLILoop: Sendable, CustomTestStringConvertible {
+        var store: String
+        var containerAway: Bool
+        var rounds: Int
+        var testDescription: String { "\(store), container \(containerAway ? "away" : "there"), \(rounds) rounds" }
+    }
+
+    @Test(arguments: [
+        CLILoop(store: "sqlite", containerAway: false, rounds: 200), CLILoop(store: "json", containerAway: false, rounds: 70),
+        CLILoop(store: "sqlite", containerAway: true, rounds: 70), CLILoop(store: "json", containerAway: true, rounds: 70),
+    ])
+    func theCLIKilledInTheMiddleOfEditsAndCreates(loop: CLILoop) async throws {
         defer { folder.remove() }
         var random = SeededGenerator(seed: Self.seed("cli"))
         try FileManager.default.createDirectory(at: root("B"), withIntermediateDirectories: true)
         let errors = folder.appending("cli.stderr")
-        #expect(try cli(["init", "--no-input"], root: "A").status == 0)
-        #expect(try cli(["new", "Doc"], root: "A").status == 0)
+        let storeFlags = ["--store", loop.store]
+        #expect(try cli(["init", "--no-input"], root: "A", extra: storeFlags).status == 0)
+        #expect(try cli(["new", "Doc"], root: "A", extra: storeFlags).status == 0)
+        let away = folder.appending("container.away")
+        if loop.containerAway { try FileManager.default.moveItem(at: container, to: away) }
         let a = try deviceID("A")
         let start = try #require(try contents("A", "Doc"))
         let offset = start.contents.sync.applied[a] ?? 0
@@ -140,7 +159,7 @@ import TestSupport
         var calibrations: [String] = []
         for index in 0..<3 {
             let calibration = ContinuousClock.now
-            #expect(try cli(["edit", "Doc", "--append", " <calibrate\(index)>"], root: "A").status == 0)
+            #expect(try cli(["edit", "Doc", "--append", " <calibrate\(index)>"], root: "A", extra: storeFlags).status == 0)
             samples.append(ContinuousClock.now - calibration)
             calibrations.append("<calibrate\(index)>")
         }
@@ -150,7 +169,7 @@ import TestSupport
         var confirmed: [String] = calibrations, attempted: [String] = calibrations
         var confirmedDocuments: [String] = []
         var kills = (edit: 0, new: 0), completed = 0
-        let rounds = 200
+        let rounds = loop.rounds
         for round in 0..<rounds {
             let creating = round % 9 == 4
             let marker = "<e\(round)>"
@@ -158,7 +177,7 @@ import TestSupport
                 ? ["new", "N\(round)"]
                 : ["edit", "Doc", "--append", " \(marker)"]
             let started = ContinuousClock.now
-            let process = try spawn("multidoc", arguments + ["--root", root("A").path, "--container", container.path, "--device-name", "A"], stderr: errors)
+            let process = try spawn("multidoc", arguments + ["--root", root("A").path, "--container", container.path, "--device-name", "A"] + storeFlags, stderr: errors)
             // From mid-start-up (nothing happens before the dynamic loader is done) to past the end.
             let delay = Duration.microseconds(Int64.random(in: Int64(editTime.microseconds * 3 / 10)...Int64(editTime.microseconds * 13 / 10), using: &random))
             switch await killAfter(process, delay) {
@@ -191,7 +210,9 @@ import TestSupport
             checkShipping(doc, device: a, contents: now.contents, context: context)
         }
 
-        // The device runs again: a pass ships what the kills left in outboxes; B gets all of it.
+        // The device runs again (the container back): a pass ships what the kills left in
+        // outboxes; B gets all of it.
+        if loop.containerAway { try FileManager.default.moveItem(at: away, to: container) }
         #expect(try cli(["sync"], root: "A").status == 0)
         #expect(try cli(["list"], root: "A").status == 0)
         let verify = try cli(["container", "verify"], root: "A")
@@ -208,8 +229,8 @@ import TestSupport
         for name in confirmedDocuments { #expect(names.contains(name), "\(name) was created (exit 0) but B does not have it") }
         let lost = confirmed.filter { Self.occurrences($0, in: textB) != 1 }.count + confirmedDocuments.filter { !names.contains($0) }.count
         let committedThoughKilled = attempted.filter { Self.occurrences($0, in: textB) == 1 }.count - confirmed.count
-        print("CrashLoopTests.cli: \(kills.edit) edits and \(kills.new) creates killed (\(committedThoughKilled) killed edits had committed and arrived once), \(completed) completed, \(confirmed.count) confirmed edits, lost \(lost); an edit takes \(editTime)")
-        #expect(kills.edit + kills.new >= 60, "too few kills landed (\(kills)); the calibration is off")
+        print("CrashLoopTests.cli (\(loop.testDescription)): \(kills.edit) edits and \(kills.new) creates killed (\(committedThoughKilled) killed edits had committed and arrived once), \(completed) completed, \(confirmed.count) confirmed edits, lost \(lost); an edit takes \(editTime)")
+        #expect(kills.edit + kills.new >= rounds * 3 / 10, "too few kills landed (\(kills)); the calibration is off")
     }
 
     // MARK: 2. The daemon in the middle of imports and exports
