@@ -225,7 +225,7 @@ extension DocumentLibrary {
             }
             start = end
             let results = await Self.work(opened, replicator: replicator, compactWith: scope.isFull ? registry : nil)
-            for ((record, _), result) in zip(opened, results) {
+            for ((record, document), result) in zip(opened, results) {
                 done += 1
                 defer { progress?(SyncProgress(done: done, total: passing.count, importedLogs: report.importedLogs)) }
                 do {
@@ -237,6 +237,7 @@ extension DocumentLibrary {
                 } catch {
                     report.problems.append(Self.problem(record, error))
                 }
+                document.store.checkpointIfDue()
                 await closeIfThePassOpened(record.id)
             }
         }
@@ -387,6 +388,7 @@ extension DocumentLibrary {
         report.importedLogs += outcome.report.imported.count
         report.importedOnArrival += outcome.report.imported.count
         await announce(outcome.report, before: outcome.before, after: outcome.after, record: record, report: &report)
+        document.store.checkpointIfDue()
         await closeIfThePassOpened(id)
         if let carried = outcome.after.graph.carriedName, carried != record.name.rawValue { return false }
         return true

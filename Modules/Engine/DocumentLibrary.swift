@@ -530,6 +530,8 @@ public actor DocumentLibrary {
         } else if ship {
             storeTouched.insert(id)
         }
+        // The save is done and shipped: now is when the store's housekeeping can wait.
+        document.store.checkpointIfDue()
     }
 
     /// Ships what is waiting in a document's outbox; a missing container only delays it.

@@ -42,11 +42,17 @@ public protocol DocumentStore: AnyObject, Sendable {
     /// Makes every commit so far survive a power loss.
     func sync() throws(StoreError)
 
+    /// Housekeeping a long-lived process runs when an edit is done, off its path: the SQLite
+    /// store's checkpoint (``SQLiteDocumentStore/checkpointIfDue()``). Others have none.
+    func checkpointIfDue()
+
     /// Releases the store. Later calls throw ``StoreError/Kind/closed``. Idempotent.
     func close()
 }
 
 extension DocumentStore {
+    public func checkpointIfDue() {}
+
     /// A durable ``write(durable:_:)``.
     public func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {
         try write(durable: true, body)

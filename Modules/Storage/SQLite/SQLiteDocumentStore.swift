@@ -20,6 +20,8 @@ public final class SQLiteDocumentStore: DocumentStore {
     private let queue: DatabaseQueue
     private let cache = Mutex<(generation: Int64, contents: StoreContents)?>(nil)
     private let isClosed = Mutex(false)
+    /// Commits since this store last asked for a checkpoint (``checkpointEvery``).
+    private let commitsSinceCheckpoint = Mutex(0)
     private let journalMode: JournalMode
     /// The store's `synchronous` setting: what a durable commit runs with.
     private let synchronous: String
@@ -221,6 +223,7 @@ public final class SQLiteDocumentStore: DocumentStore {
     public func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         var result: T?
+        var committed = false
         // The level this commit needs; the connection keeps the last one set (setting it is a
         // statement of its own, run only when it changes).
         let level = !durable && journalMode == .wal && synchronous == "FULL" ? "NORMAL" : synchronous
@@ -238,6 +241,7 @@ public final class SQLiteDocumentStore: DocumentStore {
                     try SQLiteSchema.save(diffFrom: before, to: after, in: db)
                     let generation = try SQLiteSchema.bumpGeneration(from: current, db)
                     self.cache.withLock { $0 = (generation, after) }
+                    committed = true
                     return .commit
                 }
             }
@@ -249,7 +253,29 @@ public final class SQLiteDocumentStore: DocumentStore {
             throw error
         }
         guard let result else { throw StoreError(.writeFailed, path: url.path, detail: "transaction did not run") }
+        if committed, journalMode == .wal { commitsSinceCheckpoint.withLock { $0 += 1 } }
         return result
+    }
+
+    /// After this many commits, ``checkpointIfDue()`` checkpoints. SQLite's own checkpoint
+    /// (every 1,000 pages of write-ahead log) runs inside the commit that crosses the line,
+    /// copying the pages into the store file and syncing both while an edit waits (12 ms once
+    /// every 60 or so pings); 64 small commits stay well under it, so a process that calls
+    /// ``checkpointIfDue()`` when an edit is done leaves the automatic one to large commits,
+    /// and a process that never calls it (a command) keeps it.
+    public static let checkpointEvery = 64
+
+    /// Queues a passive checkpoint on the store's connection when ``checkpointEvery`` commits
+    /// were made since the last one, and returns at once: the store's next read or write waits
+    /// for it (a store closed meanwhile turns it into an error that is ignored).
+    public func checkpointIfDue() {
+        let due = commitsSinceCheckpoint.withLock { count -> Bool in
+            guard count >= Self.checkpointEvery else { return false }
+            count = 0
+            return true
+        }
+        guard due, !isClosed.withLock({ $0 }) else { return }
+        queue.asyncWriteWithoutTransaction { db in _ = try? db.checkpoint(.passive) }
     }
 
     /// A checkpoint in FULL mode syncs the write-ahead log (every commit in it) and the file.
