@@ -243,6 +243,7 @@ extension DocumentLibrary {
         }
         await closeWhatThePassOpened()
         guard scope.isFull else { return report }
+        fullPassDone = true
         if registryChanged { actedOn(key: "devices", stamp: registryStamp) }
         await registerIfChanged(replicator, known: worked, &report)
         return report
@@ -361,7 +362,8 @@ extension DocumentLibrary {
     private func importArrived(
         _ id: DocumentID, logs: [DeviceID: Set<UInt64>], replicator: Replicator, report: inout SyncReport
     ) async -> Bool {
-        guard containerRefusal == nil, let record = localRecord(id), record.location == .cloud, !awaitsFirstImport(record) else { return false }
+        guard fullPassDone, !importsLeftWaiting.contains(id), containerRefusal == nil, let record = localRecord(id), record.location == .cloud,
+              !awaitsFirstImport(record) else { return false }
         guard let document = try? await handler.open(record, create: false, forPass: true) else {
             await closeIfThePassOpened(id)
             return false
@@ -398,6 +400,7 @@ extension DocumentLibrary {
         _ work: DocumentWork, record: LocalDocumentRecord, container: Container, replicator: Replicator, report: inout SyncReport
     ) async throws -> Bool {
         let imported = work.imported, contents = work.contents
+        if imported.isComplete { importsLeftWaiting.remove(record.id) } else { importsLeftWaiting.insert(record.id) }
         report.exportedLogs += work.exported
         report.importedLogs += imported.imported.count
         for file in imported.quarantined { quarantine(file, in: &report) }

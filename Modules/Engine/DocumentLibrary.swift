@@ -94,6 +94,13 @@ public actor DocumentLibrary {
     var storeTouched: Set<DocumentID> = []
     /// When each quiet mark's stamps were last found unchanged (see `trustedQuietMark`).
     var quietChecked: [DocumentID: ContinuousClock.Instant] = [:]
+    /// Whether a full pass has run in this process: until then nothing is known of which
+    /// documents have logs waiting, and no arrival is imported alone.
+    var fullPassDone = false
+    /// Documents whose last whole import left something behind (a gap, a log waiting for
+    /// another device's, a file it would not read): an arrival there may be what unblocks
+    /// those, so it gets the whole pass.
+    var importsLeftWaiting: Set<DocumentID> = []
     /// What the last previews showed of documents whose files were too recent for a quiet mark
     /// (the master table right after the pass).
     var previewed: [DocumentID: (viewable: Bool, modified: Date?, at: ContinuousClock.Instant)] = [:]

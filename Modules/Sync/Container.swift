@@ -507,6 +507,12 @@ public struct Container: Sendable {
         FileManager.default.fileExists(atPath: deviceRecordURL(device).path)
     }
 
+    /// Whether a file (or anything) is at the path of a log (one `lstat`).
+    public func hasLog(_ id: DocumentID, device: DeviceID, sequence: UInt64) -> Bool {
+        var info = stat()
+        return lstat(logURL(id, device: device, sequence: sequence).path, &info) == 0
+    }
+
     /// Reads and validates one log file.
     ///
     /// `latest`: the latest stamp accepted (``ContainerBounds/latestWall(at:)``); nil checks no clock.

@@ -461,7 +461,9 @@ public struct Replicator: Sendable {
                 logs.append(log)
                 next += 1
             }
-            if sequences.contains(where: { $0 > next }) { return nil }
+            // A later log already there (it waited behind a gap the arrival fills) is the whole
+            // import's to take.
+            if sequences.contains(where: { $0 > next }) || container.hasLog(document, device: origin, sequence: next) { return nil }
         }
         guard !logs.isEmpty else { return (ImportReport(), contents, contents) }
         let applied = try store.write(durable: false) { contents -> (ChangeSummary, StoreContents, StoreContents)? in

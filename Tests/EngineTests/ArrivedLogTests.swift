@@ -57,6 +57,60 @@ import TestSupport
         await b.closeAll()
     }
 
+    /// Told of the first of two new logs only (the second's event not handled yet): the second
+    /// is there, so the whole pass takes both rather than leaving it for the next event.
+    @Test func aLaterLogAlreadyThereIsTakenByTheWholePass() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let (a, b, id, new) = try await Self.shared(harness, backend: .sqlite, saves: 2)
+        let report = await b.sync(documents: [id], arrivals: [id: [a.identity.id: [new[0]]]])
+        #expect(report.importedOnArrival == 0)
+        #expect(report.importedLogs == 2)
+        #expect(try await b.detail(id).text.hasSuffix(" a0 a1"))
+        await a.closeAll()
+        await b.closeAll()
+    }
+
+    /// Logs delivered out of order: the later ones wait behind a gap; the missing one's arrival
+    /// then brings them all in, though their own events came and went.
+    @Test func aLogThatFillsAGapBringsInTheLogsWaitingBehindIt() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let (a, b, id, new) = try await Self.shared(harness, backend: .sqlite, saves: 3)
+        let container = Container(root: harness.container)
+        let first = container.logURL(id, device: a.identity.id, sequence: new[0])
+        let aside = harness.folder.appending("in-transit.log")
+        try FileManager.default.moveItem(at: first, to: aside)
+        let waiting = await b.sync(documents: [id], arrivals: [id: [a.identity.id: [new[1], new[2]]]])
+        #expect(waiting.importedLogs == 0, "the later logs wait behind the gap")
+        try FileManager.default.moveItem(at: aside, to: first)
+        let filled = await b.sync(documents: [id], arrivals: [id: [a.identity.id: [new[0]]]])
+        #expect(filled.importedOnArrival == 0)
+        #expect(filled.importedLogs == 3)
+        #expect(try await b.detail(id).text.hasSuffix(" a0 a1 a2"))
+        // Nothing waits any more: the next edit is imported as it arrives again.
+        try await a.appendText(id, " a3")
+        let next = try #require(container.logSequences(id, device: a.identity.id).max())
+        #expect(await b.sync(documents: [id], arrivals: [id: [a.identity.id: [next]]]).importedOnArrival == 1)
+        await a.closeAll()
+        await b.closeAll()
+    }
+
+    /// A process that has not run a full pass yet does not know which documents have logs
+    /// waiting: it imports nothing on arrival alone.
+    @Test func noArrivalIsImportedAloneBeforeTheFirstFullPass() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let (a, b, id, new) = try await Self.shared(harness, backend: .sqlite, saves: 1)
+        await b.closeAll()
+        let restarted = try harness.device("B", backend: .sqlite)
+        let report = await restarted.sync(documents: [id], arrivals: [id: [a.identity.id: Set(new)]])
+        #expect(report.importedOnArrival == 0)
+        #expect(report.importedLogs == 1)
+        await a.closeAll()
+        await restarted.closeAll()
+    }
+
     /// An arrived log that cannot be read is not skipped or trusted: the pass imports what
     /// comes before it and quarantines it, as a listing import does.
     @Test func aDamagedArrivedLogIsQuarantinedByTheWholePass() async throws {
