@@ -41,7 +41,7 @@ public struct ChangeBatch: Sendable, Equatable {
                 if let device, writer == device { return }
                 // A writer's temporary file becomes a log (or baseline, info file) by a rename,
                 // which is reported in its turn: nothing to look at before.
-                if Container.isTemporary(url) { return }
+                if ContainerFiles.isTemporary(url.lastPathComponent) { return }
                 documents.insert(id)
                 if let log = container.arrivedLog(url), log.document == id {
                     arrived[id, default: [:]][log.device, default: []].insert(log.sequence)

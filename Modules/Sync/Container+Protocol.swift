@@ -90,14 +90,6 @@ extension Container {
         return (document, device, sequence)
     }
 
-    /// Whether a changed file is a writer's temporary file (`.tmp-…`, Syncthing's
-    /// `.syncthing.….tmp` and `~syncthing~…`): it holds nothing to import, and the file it
-    /// becomes is reported when it is renamed into place.
-    public static func isTemporary(_ url: URL) -> Bool {
-        let name = url.lastPathComponent
-        return name.hasPrefix(".") || name.hasPrefix("~")
-    }
-
     /// The device whose name a file below `documents/<uuid>/` carries, if any.
     static func writer(of rest: ArraySlice<Substring>) -> DeviceID? {
         guard let first = rest.first else { return nil }

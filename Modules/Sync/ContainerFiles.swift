@@ -3,13 +3,17 @@
 public enum ContainerFiles {
     /// True for names a reader must never import.
     public static func isIgnored(_ name: String) -> Bool {
-        if name.hasPrefix(".") || name.hasPrefix("~") { return true }  // .tmp-*, .syncthing.*.tmp, ~syncthing~*
+        if isTemporary(name) { return true }
         if isConflictCopy(name) { return true }
         for suffix in [".tmp", "~", ".swp", ".bak", ".orig", ".part", ".partial"] where name.hasSuffix(suffix) {
             return true
         }
         return false
     }
+
+    /// A writer's temporary file (`.tmp-…`, Syncthing's `.syncthing.….tmp` and `~syncthing~…`,
+    /// any dot file): it becomes a finished file by a rename, which is a change of its own.
+    public static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") || name.hasPrefix("~") }
 
     /// Syncthing's `<name>.sync-conflict-<date>-<time>-<device>.<ext>` and similar copies.
     /// The write-once layout never causes them; if one appears it is reported, not imported.
