@@ -92,7 +92,7 @@ struct SyncService: Service {
         await state.setKnownProblems(pass.documents == nil ? Set(report.problems) : known.union(report.problems))
         logger.debug("sync pass", metadata: [
             "scope": "\(pass.documents.map { "\($0.count) document(s)" } ?? "full")",
-            "imported": "\(report.importedLogs)", "exported": "\(report.exportedLogs)",
+            "imported": "\(report.importedLogs)", "onArrival": "\(report.importedOnArrival)", "exported": "\(report.exportedLogs)",
             "ms": "\(pass.duration.milliseconds)",
         ])
         var next = LiveSync.Next.goOn
