@@ -37,17 +37,17 @@ public struct ChangeBatch: Sendable, Equatable {
             everything = true
         case .changed(let url):
             switch container.classify(url) {
+            case .log(let id, let writer, let sequence):
+                if let device, writer == device { return }
+                documents.insert(id)
+                arrived[id, default: [:]][writer, default: []].insert(sequence)
             case .document(let id, let writer):
                 if let device, writer == device { return }
-                // A writer's temporary file becomes a log (or baseline, info file) by a rename,
-                // which is reported in its turn: nothing to look at before.
-                if ContainerFiles.isTemporary(url.lastPathComponent) { return }
                 documents.insert(id)
-                if let log = container.arrivedLog(url), log.document == id {
-                    arrived[id, default: [:]][log.device, default: []].insert(log.sequence)
-                } else {
-                    otherChanges.insert(id)
-                }
+                otherChanges.insert(id)
+            case .temporary:
+                // It becomes a log (or baseline, info file) by a rename, reported in its turn.
+                break
             case .registry, .folder:
                 // Registry files only matter for pruning, done in full passes; a folder alone
                 // holds nothing to import (its files are reported one by one).

@@ -358,7 +358,8 @@ extension DocumentLibrary {
     /// when they continue what the document applied (``Replicator/importArrived(_:logs:into:)``),
     /// and told as a pass tells an import. False when the document needs the whole targeted
     /// pass (not viewable here yet, a gap, a log that cannot be read, one that waits for another
-    /// device), and when it is renamed (the pass does the rename).
+    /// device, logs its last whole import left waiting, no full pass yet in this process), and
+    /// when it is renamed (the pass does the rename).
     private func importArrived(
         _ id: DocumentID, logs: [DeviceID: Set<UInt64>], replicator: Replicator, report: inout SyncReport
     ) async -> Bool {

@@ -513,12 +513,13 @@ public actor DocumentLibrary {
         // One durable step per save (Docs/RELIABILITY.md): a save shipped now is acknowledged
         // once its log is in the container, so its commit is not synced; the store is synced
         // instead if the log cannot be written.
-        let shipsNow = ship && flush && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
+        let shipsNow = ship && flush && settings.fastSave
+        let logIsTheDurableStep = shipsNow && containerRefusal == nil && cloud?.container.isAvailable == true
         let committed: LocalCommit
         do {
             committed = try Replicator.commit(
                 document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
-                ship: ship, durable: !shipsNow, makeChanges)
+                ship: ship, durable: !logIsTheDurableStep, makeChanges)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)
         }
@@ -526,8 +527,8 @@ public actor DocumentLibrary {
         quietChecked[id] = nil
         emit(.objectsDidChange(id, ChangeSummary(updated: Set(committed.log.changes.map(\.id)))))
         emit(.didSave(id, committed.summary))
-        if ship, flush, settings.fastSave {
-            if !flushQuietly(document), shipsNow {
+        if shipsNow {
+            if !flushQuietly(document), logIsTheDurableStep {
                 do {
                     try document.store.sync()
                 } catch {

@@ -9,9 +9,15 @@ import Model
 
 /// What a file that changed in the container is, as far as a sync loop cares.
 public enum ContainerChange: Sendable, Hashable {
-    /// A file in one document's folder: a log, info file or baseline, with the device that
-    /// wrote it when the name says (`writer` is nil for anything else in the folder).
+    /// One device's log, as its path names it (`documents/<uuid>/logs/<device>/<16 digits>.log`):
+    /// a reader may import just that log (``Replicator/importArrived(_:logs:into:)``).
+    case log(DocumentID, writer: DeviceID, sequence: UInt64)
+    /// Any other file in one document's folder: an info file, a baseline, a copy, with the
+    /// device that wrote it when the name says (`writer` is nil for anything else).
     case document(DocumentID, writer: DeviceID?)
+    /// A writer's temporary file (``ContainerFiles/isTemporary(_:)``): it holds nothing to read,
+    /// and the file it becomes is reported when it is renamed into place.
+    case temporary
     /// A folder of the layout itself (`documents/`, `tombstones/`, …, a document's folder, its
     /// `logs/` or `baselines/`): created or removed. Nothing to import by itself: the watcher
     /// reports the files a new folder holds, and a document's removal comes with a tombstone.
@@ -62,8 +68,14 @@ extension Container {
     public func classify(_ url: URL) -> ContainerChange {
         guard let relative = relativePath(of: url) else { return .containerWide(writer: nil) }
         let parts = relative.split(separator: "/")
+        if let name = parts.last, ContainerFiles.isTemporary(String(name)) { return .temporary }
         if parts.count >= 2, parts[0] == "documents", let id = DocumentID(String(parts[1])) {
             if parts.count == 2 || (parts.count == 3 && (parts[2] == "logs" || parts[2] == "baselines")) { return .folder }
+            // Only the lower-case spelling of the device's folder is where its logs go.
+            if parts.count == 5, parts[2] == "logs", let device = DeviceID(String(parts[3])), device.description == parts[3],
+               let sequence = Self.sequence(fromLogName: String(parts[4])) {
+                return .log(id, writer: device, sequence: sequence)
+            }
             return .document(id, writer: Self.writer(of: parts.dropFirst(2)))
         }
         if parts.count == 1, ["documents", "devices", "tombstones", "identity"].contains(parts[0]) { return .folder }
@@ -76,18 +88,6 @@ extension Container {
             return .containerWide(writer: pieces.count == 2 ? DeviceID(String(pieces[1])) : nil)
         }
         return .containerWide(writer: nil)
-    }
-
-    /// The log `url` names (`documents/<uuid>/logs/<device>/<16 digits>.log`), if it names
-    /// one: a watcher's event for it lets a reader import just that log (``Replicator/importArrived(_:logs:into:)``).
-    /// Temporary files, conflict copies and any other spelling are not logs.
-    public func arrivedLog(_ url: URL) -> (document: DocumentID, device: DeviceID, sequence: UInt64)? {
-        guard let relative = relativePath(of: url) else { return nil }
-        let parts = relative.split(separator: "/")
-        guard parts.count == 5, parts[0] == "documents", parts[2] == "logs", let document = DocumentID(String(parts[1])),
-              let device = DeviceID(String(parts[3])), device.description == parts[3],
-              let sequence = Self.sequence(fromLogName: String(parts[4])) else { return nil }
-        return (document, device, sequence)
     }
 
     /// The device whose name a file below `documents/<uuid>/` carries, if any.

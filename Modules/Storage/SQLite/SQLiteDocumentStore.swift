@@ -201,12 +201,11 @@ public final class SQLiteDocumentStore: DocumentStore {
             // connection, so each later statement was compiled again (a fifth of an edit's
             // import went to SQLite's parser).
             return try queue.inDatabase { db in
-                var contents: StoreContents?
+                var contents = StoreContents()
                 try db.inTransaction(.deferred) {
                     contents = try self.current(db).contents
                     return .commit
                 }
-                guard let contents else { throw StoreError(.unreadable, path: url.path, detail: "the read did not run") }
                 return contents
             }
         } catch let error as StoreError {
