@@ -32,7 +32,7 @@ let package = Package(
         // MARK: - Modules
 
         .target(name: "Model", path: "Modules/Model"),
-        .target(name: "FileIO", path: "Modules/FileIO"),
+        .target(name: "FileIO", dependencies: ["CFileSystem"], path: "Modules/FileIO"),
         .target(name: "Settings", dependencies: ["Model", "FileIO"], path: "Modules/Settings"),
         .target(name: "Storage", dependencies: ["Model", "FileIO", "Text", "CSQLiteConfig", grdb], path: "Modules/Storage"),
         .target(name: "Sync", dependencies: ["Model", "Storage", "FileIO", "Text", crypto, cryptoExtras], path: "Modules/Sync"),
@@ -45,6 +45,7 @@ let package = Package(
         .target(name: "Text", dependencies: ["Model"], path: "Modules/Text"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
         .systemLibrary(name: "CMalloc", path: "Modules/CMalloc"),
+        .systemLibrary(name: "CFileSystem", path: "Modules/CFileSystem"),
         .systemLibrary(name: "CSQLiteConfig", path: "Modules/CSQLiteConfig"),
         .target(
             name: "AppSupport",

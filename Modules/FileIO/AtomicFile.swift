@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CFileSystem
 import Foundation
 
 /// Durable file operations that Foundation on Linux gets wrong or leaves out.
@@ -70,6 +71,47 @@ public enum AtomicFile {
             throw FileIOError(path: url.path, operation: "rename", errno: code)
         }
         if durability == .durable { try syncDirectory(directory) }
+    }
+
+    /// Replaces a file that one process rewrites all the time (the daemon's status after every
+    /// pass), whole but not durably, like `write(_:to:durable: false)`, without freeing an
+    /// inode each time: the new contents go into a spare file beside it (``temporaryPrefix``,
+    /// kept between calls), which is then swapped with the file (`renameat2` with
+    /// `RENAME_EXCHANGE`). A rename over the file freed its old inode on every call, and ext4
+    /// without a journal scans every inode freed in the last 5–10 s each time it creates a file
+    /// (`find_inode_bit`, `recently_deleted`): a daemon's status written 50 times a second made
+    /// every log it created cost a scan of hundreds. Where the swap cannot be made (the first
+    /// write, a file system without it) the spare is renamed over the file as before.
+    ///
+    /// One writer at a time: two processes rewriting the same file would share the spare.
+    public static func rewrite(_ data: Data, to url: URL, mode: mode_t = 0o600) throws(FileIOError) {
+        let spare = url.deletingLastPathComponent().appendingPathComponent("\(temporaryPrefix)\(url.lastPathComponent).spare", isDirectory: false)
+        let fd = open(spare.path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw FileIOError(path: spare.path, operation: "create", errno: errno) }
+        let code = data.withUnsafeBytes { writeAll($0, to: fd) }
+        if close(fd) != 0 || code != 0 {
+            let failure = code != 0 ? code : errno
+            unlink(spare.path)
+            throw FileIOError(path: url.path, operation: "write", errno: failure)
+        }
+        let exchanged = multidoc_rename_exchange(spare.path, url.path)
+        if exchanged == 0 { return }
+        let refused = exchanged == -2 ? ENOSYS : errno
+        guard refused == ENOENT || refused == EINVAL || refused == ENOSYS || refused == EPERM else {
+            unlink(spare.path)
+            throw FileIOError(path: url.path, operation: "exchange", errno: refused)
+        }
+        if rename(spare.path, url.path) != 0 {
+            let failure = errno
+            unlink(spare.path)
+            throw FileIOError(path: url.path, operation: "rename", errno: failure)
+        }
+    }
+
+    /// Removes a file ``rewrite(_:to:mode:)`` keeps, and its spare.
+    public static func removeRewritten(_ url: URL) {
+        unlink(url.path)
+        unlink(url.deletingLastPathComponent().appendingPathComponent("\(temporaryPrefix)\(url.lastPathComponent).spare", isDirectory: false).path)
     }
 
     /// Writes `data` to `url` only if nothing is there yet (write-once files). Returns false when a

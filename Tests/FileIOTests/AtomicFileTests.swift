@@ -47,6 +47,47 @@ import TestSupport
         #expect(try leftovers(in: folder).isEmpty)
     }
 
+    /// The daemon's status is rewritten after every pass: each rewrite swaps two files instead of
+    /// freeing an inode (a freed inode makes every file ext4 without a journal creates in the
+    /// next seconds slower), and a reader still gets one version whole.
+    @Test func rewriteSwapsTwoFilesAndNeverFreesAnInode() async throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let url = folder.appending("status.json")
+        var inodes: Set<UInt64> = []
+        for round in 0..<6 {
+            try AtomicFile.rewrite(Data("version \(round)".utf8), to: url)
+            #expect(try Data(contentsOf: url) == Data("version \(round)".utf8))
+            var info = stat()
+            #expect(stat(url.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+            inodes.insert(UInt64(info.st_ino))
+        }
+        // The first write renames its new file in; from then on the two files take turns.
+        #expect(inodes.count == 2)
+        #expect(try leftovers(in: folder) == [AtomicFile.temporaryPrefix + "status.json.spare"])
+
+        let versions = [Data(repeating: 0x41, count: 256 * 1024), Data(repeating: 0x42, count: 64 * 1024 + 7)]
+        let torn = try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                for round in 0..<100 { try AtomicFile.rewrite(versions[round % 2], to: url) }
+                return 0
+            }
+            group.addTask {
+                var torn = 0
+                for _ in 0..<400 {
+                    let data = try AtomicFile.read(url)
+                    if !versions.contains(data), !data.starts(with: Data("version".utf8)) { torn += 1 }
+                }
+                return torn
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(torn == 0)
+        AtomicFile.removeRewritten(url)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(try leftovers(in: folder).isEmpty)
+    }
+
     @Test func aFailedWriteLeavesTheOldFileAndNoTemporaryFile() throws {
         let folder = try TemporaryDirectory("fileio")
         defer { folder.remove() }
