@@ -177,6 +177,9 @@ public struct TextSave: Hashable, Sendable, Codable {
         guard history.count > keptSaves, let newest = history.last?.committedAt else { return history }
         let cutoff = newest.addingTimeInterval(-keptFor)
         let firstKept = history.count - keptSaves
+        // Every save calls this: when nothing is old enough to go (a history of the last 30
+        // days), the history is returned as it is rather than copied.
+        guard history[..<firstKept].contains(where: { $0.committedAt < cutoff }) else { return history }
         return history.enumerated().filter { $0.offset >= firstKept || $0.element.committedAt >= cutoff }.map(\.element)
     }
 
