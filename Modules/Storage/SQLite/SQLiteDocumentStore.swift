@@ -27,6 +27,9 @@ public final class SQLiteDocumentStore: DocumentStore {
     private let synchronous: String
     /// The connection's `synchronous` setting now (a commit that need not be synced lowers it).
     private let connectionSynchronous: Mutex<String>
+    /// The store was made by this process from the template and has no write-ahead log yet:
+    /// its first commit that need not be synced syncs nothing (``write(durable:_:)``).
+    private let writeAheadLogIsNew: Mutex<Bool>
 
     /// Paths this process has open as stores, with how many connections each. The header check
     /// reads the file through a descriptor of its own, and closing any descriptor of a file
@@ -96,6 +99,7 @@ public final class SQLiteDocumentStore: DocumentStore {
         self.journalMode = journal
         self.synchronous = synchronous
         self.connectionSynchronous = Mutex(synchronous)
+        var madeFromTemplate = false
         configuration.prepareDatabase { db in
             // Before the journal mode: switching it is a synced write of its own.
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
@@ -123,11 +127,13 @@ public final class SQLiteDocumentStore: DocumentStore {
                 } catch {
                     throw StoreError(.writeFailed, path: path, detail: error.description)
                 }
+                madeFromTemplate = true
             } else {
                 let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
                 if fd >= 0 { _ = Glibc.close(fd) }
             }
         }
+        writeAheadLogIsNew = Mutex(madeFromTemplate && durable && journal == .wal)
         do throws(any Error) {
             queue = try DatabaseQueue(path: path, configuration: configuration)
             let migrator = SQLiteSchema.migrator
@@ -225,12 +231,29 @@ public final class SQLiteDocumentStore: DocumentStore {
         var committed = false
         // The level this commit needs; the connection keeps the last one set (setting it is a
         // statement of its own, run only when it changes).
-        let level = !durable && journalMode == .wal && synchronous == "FULL" ? "NORMAL" : synchronous
+        let first = !durable && journalMode == .wal && writeAheadLogIsNew.withLock { $0 } && hasNoWriteAheadLog
+        let level = first ? "OFF" : !durable && journalMode == .wal && synchronous == "FULL" ? "NORMAL" : synchronous
         do {
             try queue.writeWithoutTransaction { db in
                 if connectionSynchronous.withLock({ $0 }) != level {
                     try db.execute(sql: "PRAGMA synchronous = \(level)")
                     connectionSynchronous.withLock { $0 = level }
+                }
+                // The first commit into a new write-ahead log syncs its header and then its folder
+                // (SQLite syncs a new file's folder the first time it syncs the file), even at
+                // NORMAL: two syncs, most of a document's first import. The header is synced so
+                // that frames written after a restart of the log are never mixed with an old
+                // generation's; a new log has none, and a power loss leaves it whole, torn (its
+                // frames fail their checksums and are ignored) or gone, the store then at the
+                // template's empty state, which the container fills again. OFF for that one
+                // commit, with the automatic checkpoint off too: a checkpoint without syncs could
+                // lose pages the log no longer holds.
+                if first { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+                defer {
+                    if first {
+                        writeAheadLogIsNew.withLock { $0 = false }
+                        try? db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.automaticCheckpointPages)")
+                    }
                 }
                 try db.inTransaction(.immediate) {
                     let (current, before) = try self.current(db)
@@ -256,6 +279,15 @@ public final class SQLiteDocumentStore: DocumentStore {
         return result
     }
 
+    /// SQLite's automatic checkpoint threshold (its default), put back after a store's first commit.
+    static let automaticCheckpointPages = 1_000
+
+    /// No write-ahead log beside the store, or an empty one: nobody has committed into it.
+    private var hasNoWriteAheadLog: Bool {
+        var info = stat()
+        return stat(url.path + "-wal", &info) != 0 || info.st_size == 0
+    }
+
     /// After this many commits, ``checkpointIfDue()`` checkpoints. SQLite's own checkpoint
     /// (every 1,000 pages of write-ahead log) runs inside the commit that crosses the line,
     /// copying the pages into the store file and syncing both while an edit waits (12 ms once
@@ -275,6 +307,14 @@ public final class SQLiteDocumentStore: DocumentStore {
         }
         guard due, !isClosed.withLock({ $0 }) else { return }
         queue.asyncWriteWithoutTransaction { db in _ = try? db.checkpoint(.passive) }
+    }
+
+    /// The connection's `synchronous` level (0 OFF, 1 NORMAL, 2 FULL) and automatic checkpoint
+    /// threshold, as SQLite reports them (for tests).
+    func connectionSettings() throws -> (synchronous: Int, automaticCheckpoint: Int) {
+        try queue.inDatabase { db in
+            (try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1, try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? -1)
+        }
     }
 
     /// A checkpoint in FULL mode syncs the write-ahead log (every commit in it) and the file.

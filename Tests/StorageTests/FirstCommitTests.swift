@@ -1,0 +1,52 @@
+import Foundation
+import Model
+@testable import Storage
+import Testing
+import TestSupport
+
+/// A store this process made from the template has no write-ahead log yet; its first commit
+/// that need not be synced (a document's first import) syncs nothing, and every commit after it
+/// is back at the level it asks for, with SQLite's automatic checkpoint on.
+@Suite struct FirstCommitTests {
+    static let change = Change.insert(ObjectID("entry"), entity: "TextEntry", attributes: ["text": .string("hello")])
+
+    @Test func aNewStoresFirstUnsyncedCommitSyncsNothingAndTheNextAreAsAsked() throws {
+        let folder = try TemporaryDirectory("first-commit")
+        defer { folder.remove() }
+        let store = try SQLiteDocumentStore(url: folder.appending("store.sqlite"), options: StoreOptions(), create: true)
+        defer { store.close() }
+        try store.write(durable: false) { $0.graph.apply([Self.change]) }
+        #expect(try store.connectionSettings() == (0, SQLiteDocumentStore.automaticCheckpointPages))
+        try store.write(durable: false) { $0.sync.values["k"] = "1" }
+        #expect(try store.connectionSettings() == (1, SQLiteDocumentStore.automaticCheckpointPages))
+        try store.write(durable: true) { $0.sync.values["k"] = "2" }
+        #expect(try store.connectionSettings() == (2, SQLiteDocumentStore.automaticCheckpointPages))
+        try store.write(durable: false) { $0.sync.values["k"] = "3" }
+        #expect(try store.connectionSettings().synchronous == 1)
+        #expect(try store.read().graph.objects[ObjectID("entry")]?.attributes["text"] == .string("hello"))
+
+        // What was committed without a sync is there for the next process.
+        store.close()
+        let again = try SQLiteDocumentStore(url: folder.appending("store.sqlite"), options: StoreOptions(), create: false)
+        defer { again.close() }
+        #expect(try again.read().sync.values["k"] == "3")
+        #expect(try again.read().graph.objects[ObjectID("entry")] != nil)
+    }
+
+    @Test func aStoreThatHasALogOrWasOpenedKeepsNormalForItsFirstUnsyncedCommit() throws {
+        let folder = try TemporaryDirectory("first-commit")
+        defer { folder.remove() }
+        let url = folder.appending("store.sqlite")
+        let made = try SQLiteDocumentStore(url: url, options: StoreOptions(), create: true)
+        // A synced first commit: the log exists now, and the next unsynced one is NORMAL.
+        try made.write(durable: true) { $0.graph.apply([Self.change]) }
+        try made.write(durable: false) { $0.sync.values["k"] = "1" }
+        #expect(try made.connectionSettings().synchronous == 1)
+        made.close()
+        // Opened, not made: never OFF.
+        let opened = try SQLiteDocumentStore(url: url, options: StoreOptions(), create: false)
+        defer { opened.close() }
+        try opened.write(durable: false) { $0.sync.values["k"] = "2" }
+        #expect(try opened.connectionSettings() == (1, SQLiteDocumentStore.automaticCheckpointPages))
+    }
+}
