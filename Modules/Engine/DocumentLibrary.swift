@@ -304,15 +304,36 @@ public actor DocumentLibrary {
         // finds its store. The info file before the first log: a process killed in between
         // leaves a record whose next sync pass publishes it, never logs without an info file.
         let document = try await handler.open(record, create: true)
-        try commit(changes, to: document, ship: useCloud, flush: false)
+        // One durable step for the first save too, when its log ships before `new` returns
+        // (Docs/RELIABILITY.md, "One durable step per save"): the commit is not synced, the
+        // store's folder is (so the record, synced next, always finds its store after a power
+        // loss, if empty: the document's own log fills it again), and the store is synced if
+        // the info file or the log cannot be written.
+        let logIsTheDurableStep = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
+        try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep)
+        if logIsTheDurableStep {
+            do {
+                try AtomicFile.syncDirectory(document.store.url.deletingLastPathComponent())
+            } catch {
+                throw EngineError.storeFailed(document: name.rawValue, detail: "its folder could not be synced (\(error))")
+            }
+        }
         try saveRecord(record)
         if useCloud {
             // Unpublished (container unwritable), the log waits in the outbox for the pass
             // that publishes the document.
             let before = replicator?.container.stamp(.documents)
+            var shipped = false
             if (try? publish(document)) != nil {
                 noteOwnDocumentFolder(before: before)
-                if settings.fastSave { flushQuietly(document) }
+                if settings.fastSave { shipped = flushQuietly(document) }
+            }
+            if logIsTheDurableStep, !shipped {
+                do {
+                    try document.store.sync()
+                } catch {
+                    throw EngineError.storeFailed(document: name.rawValue, detail: "the new document could not be made durable: its log did not reach the container and the store could not be synced (\(error))")
+                }
             }
         }
         let summary = await summary(of: record)
@@ -492,12 +513,14 @@ public actor DocumentLibrary {
         try commit(to: document, ship: ship, makeChanges)
     }
 
-    private func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true) throws {
-        try commit(to: document, ship: ship, flush: flush) { _ in changes }
+    /// `durable`: whether the commit is synced; nil decides as a save does (not when its log
+    /// ships at once).
+    private func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil) throws {
+        try commit(to: document, ship: ship, flush: flush, durable: durable) { _ in changes }
     }
 
     private func commit(
-        to document: OpenDocument, ship: Bool, flush: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]
+        to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws {
         let id = document.record.id
         if ship, let cloud {
@@ -519,7 +542,7 @@ public actor DocumentLibrary {
         do {
             committed = try Replicator.commit(
                 document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
-                ship: ship, durable: !logIsTheDurableStep, makeChanges)
+                ship: ship, durable: durable ?? !logIsTheDurableStep, makeChanges)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)
         }

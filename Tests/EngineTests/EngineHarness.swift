@@ -27,7 +27,7 @@ struct EngineHarness {
     /// Builds device `name` (same root for the same name, so "restarting" keeps its files).
     func device(
         _ name: String, backend: Backend = .memory, settings: [SettingKey: SettingValue] = [:],
-        container overrideContainer: URL? = nil, noContainer: Bool = false, uuidBase: Int? = nil,
+        container overrideContainer: URL? = nil, noContainer: Bool = false, uuidBase: Int? = nil, stores given: StoreProvider? = nil,
         onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
     ) throws -> DocumentLibrary {
         var flags: [SettingKey: SettingValue] = [.deviceName: .text(name)]
@@ -40,7 +40,7 @@ struct EngineHarness {
             flags: flags, environment: [:], createRoot: true, newUUID: { uuids() })
         var logger = Logger(label: "test.\(name)")
         logger.logLevel = .critical
-        let stores: StoreProvider = backend == .memory ? volume.provider : .standard()
+        let stores: StoreProvider = given ?? (backend == .memory ? volume.provider : .standard())
         let clock = self.clock
         return DocumentLibrary(.init(
             root: setup.root, container: setup.container, settings: setup.settings, identity: setup.identity,

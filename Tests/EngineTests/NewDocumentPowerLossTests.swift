@@ -1,0 +1,53 @@
+import Engine
+import Foundation
+import Model
+import Storage
+import Sync
+import Testing
+import TestSupport
+
+/// `new` with FastSave on and the container there does not sync its first commit: the first
+/// log, written durably before `new` returns, is the save's one durable step
+/// (Docs/RELIABILITY.md, "One durable step per save").
+@Suite struct NewDocumentPowerLossTests {
+    @Test func aNewDocumentUndoneByAPowerLossComesBackFromItsLog() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let volume = PowerLossVolume()
+        let a = try harness.device("A", stores: volume.provider)
+        let created = try await a.create(name: try DocumentName("Power"))
+        let text = try await a.detail(created.id).text
+        #expect(!text.isEmpty)
+        await a.closeAll()
+
+        volume.powerLoss()
+        #expect(volume.currentContents().allSatisfy { $0.graph.objects.isEmpty }, "the first commit was not synced")
+        let restarted = try harness.device("A", stores: volume.provider)
+        await restarted.sync()
+        #expect(try await restarted.detail(created.id).text == text, "its own log brings the document back")
+        #expect(Container(root: harness.container).logSequences(created.id, device: restarted.identity.id) == [1])
+        // A save after it is numbered after the first log, and a peer gets both.
+        try await restarted.appendText(created.id, " two")
+        let b = try harness.device("B")
+        await b.sync()
+        #expect(try await b.detail(created.id).text == text + " two")
+        await restarted.closeAll()
+        await b.closeAll()
+    }
+
+    /// Without the container the first commit is synced as before: the outbox is its only copy.
+    @Test func aNewDocumentWithoutTheContainerIsSyncedInItsStore() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let volume = PowerLossVolume()
+        let away = harness.folder.appending("away")
+        let a = try harness.device("A", container: away, stores: volume.provider)
+        let created = try await a.create(name: try DocumentName("Offline"))
+        let text = try await a.detail(created.id).text
+        await a.closeAll()
+        volume.powerLoss()
+        let restarted = try harness.device("A", container: away, stores: volume.provider)
+        #expect(try await restarted.detail(created.id).text == text)
+        await restarted.closeAll()
+    }
+}
