@@ -8,6 +8,18 @@ import TestSupport
 /// that need not be synced (a document's first import) syncs nothing, and every commit after it
 /// is back at the level it asks for, with SQLite's automatic checkpoint on.
 @Suite struct FirstCommitTests {
+    /// A store made and then synced at once (`new` whose log could not ship): the checkpoint
+    /// runs at the store's level, not at the first commit's OFF.
+    @Test func syncAfterTheFirstCommitRunsAtTheStoresLevel() throws {
+        let folder = try TemporaryDirectory("first-commit")
+        defer { folder.remove() }
+        let store = try SQLiteDocumentStore(url: folder.appending("store.sqlite"), options: StoreOptions(), create: true)
+        defer { store.close() }
+        try store.write(durable: false) { $0.graph.apply([Self.change]) }
+        try store.sync()
+        #expect(try store.connectionSettings().synchronous == 2)
+    }
+
     static let change = Change.insert(ObjectID("entry"), entity: "TextEntry", attributes: ["text": .string("hello")])
 
     @Test func aNewStoresFirstUnsyncedCommitSyncsNothingAndTheNextAreAsAsked() throws {
@@ -16,13 +28,17 @@ import TestSupport
         let store = try SQLiteDocumentStore(url: folder.appending("store.sqlite"), options: StoreOptions(), create: true)
         defer { store.close() }
         try store.write(durable: false) { $0.graph.apply([Self.change]) }
-        #expect(try store.connectionSettings() == (0, SQLiteDocumentStore.automaticCheckpointPages))
-        try store.write(durable: false) { $0.sync.values["k"] = "1" }
-        #expect(try store.connectionSettings() == (1, SQLiteDocumentStore.automaticCheckpointPages))
-        try store.write(durable: true) { $0.sync.values["k"] = "2" }
+        #expect(store.lastCommitLevel == "OFF")
+        // Right after it the connection syncs again (a checkpoint or `sync()` at OFF would
+        // sync nothing), with SQLite's automatic checkpoint back on.
         #expect(try store.connectionSettings() == (2, SQLiteDocumentStore.automaticCheckpointPages))
+        try store.write(durable: false) { $0.sync.values["k"] = "1" }
+        #expect(store.lastCommitLevel == "NORMAL")
+        try store.write(durable: true) { $0.sync.values["k"] = "2" }
+        #expect(store.lastCommitLevel == "FULL")
         try store.write(durable: false) { $0.sync.values["k"] = "3" }
-        #expect(try store.connectionSettings().synchronous == 1)
+        #expect(store.lastCommitLevel == "NORMAL")
+        #expect(try store.connectionSettings() == (1, SQLiteDocumentStore.automaticCheckpointPages))
         #expect(try store.read().graph.objects[ObjectID("entry")]?.attributes["text"] == .string("hello"))
 
         // What was committed without a sync is there for the next process.
@@ -41,12 +57,12 @@ import TestSupport
         // A synced first commit: the log exists now, and the next unsynced one is NORMAL.
         try made.write(durable: true) { $0.graph.apply([Self.change]) }
         try made.write(durable: false) { $0.sync.values["k"] = "1" }
-        #expect(try made.connectionSettings().synchronous == 1)
+        #expect(made.lastCommitLevel == "NORMAL")
         made.close()
         // Opened, not made: never OFF.
         let opened = try SQLiteDocumentStore(url: url, options: StoreOptions(), create: false)
         defer { opened.close() }
         try opened.write(durable: false) { $0.sync.values["k"] = "2" }
-        #expect(try opened.connectionSettings() == (1, SQLiteDocumentStore.automaticCheckpointPages))
+        #expect(opened.lastCommitLevel == "NORMAL")
     }
 }

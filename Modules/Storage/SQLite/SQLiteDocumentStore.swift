@@ -30,6 +30,9 @@ public final class SQLiteDocumentStore: DocumentStore {
     /// The store was made by this process from the template and has no write-ahead log yet:
     /// its first commit that need not be synced syncs nothing (``write(durable:_:)``).
     private let writeAheadLogIsNew: Mutex<Bool>
+    /// The `synchronous` level the last commit ran at (for tests).
+    private let lastCommitLevelSeen = Mutex<String?>(nil)
+    var lastCommitLevel: String? { lastCommitLevelSeen.withLock { $0 } }
 
     /// Paths this process has open as stores, with how many connections each. The header check
     /// reads the file through a descriptor of its own, and closing any descriptor of a file
@@ -231,7 +234,12 @@ public final class SQLiteDocumentStore: DocumentStore {
         var committed = false
         // The level this commit needs; the connection keeps the last one set (setting it is a
         // statement of its own, run only when it changes).
-        let first = !durable && journalMode == .wal && writeAheadLogIsNew.withLock { $0 } && hasNoWriteAheadLog
+        // Only a store's first write can be its log's first: the mark goes whatever this one is.
+        let wasNew = writeAheadLogIsNew.withLock { isNew in
+            defer { isNew = false }
+            return isNew
+        }
+        let first = !durable && journalMode == .wal && wasNew && hasNoWriteAheadLog
         let level = first ? "OFF" : !durable && journalMode == .wal && synchronous == "FULL" ? "NORMAL" : synchronous
         do {
             try queue.writeWithoutTransaction { db in
@@ -251,7 +259,12 @@ public final class SQLiteDocumentStore: DocumentStore {
                 if first { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
                 defer {
                     if first {
-                        writeAheadLogIsNew.withLock { $0 = false }
+                        // Back to the store's level at once: a checkpoint (``sync()``, which a
+                        // save runs when its log could not be shipped, or ``checkpointIfDue()``)
+                        // run at OFF would sync nothing.
+                        if (try? db.execute(sql: "PRAGMA synchronous = \(synchronous)")) != nil {
+                            connectionSynchronous.withLock { $0 = synchronous }
+                        }
                         try? db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.automaticCheckpointPages)")
                     }
                 }
@@ -263,6 +276,7 @@ public final class SQLiteDocumentStore: DocumentStore {
                     try SQLiteSchema.save(diffFrom: before, to: after, in: db)
                     let generation = try SQLiteSchema.bumpGeneration(from: current, db)
                     self.cache.withLock { $0 = (generation, after) }
+                    self.lastCommitLevelSeen.withLock { $0 = level }
                     committed = true
                     return .commit
                 }
@@ -306,7 +320,18 @@ public final class SQLiteDocumentStore: DocumentStore {
             return true
         }
         guard due, !isClosed.withLock({ $0 }) else { return }
-        queue.asyncWriteWithoutTransaction { db in _ = try? db.checkpoint(.passive) }
+        queue.asyncWriteWithoutTransaction { db in
+            guard (try? self.restoreSyncingLevel(db)) != nil else { return }
+            _ = try? db.checkpoint(.passive)
+        }
+    }
+
+    /// A checkpoint syncs only at NORMAL or above: the connection leaves OFF (a store's first
+    /// commit) before one runs.
+    private func restoreSyncingLevel(_ db: Database) throws {
+        guard connectionSynchronous.withLock({ $0 }) == "OFF", synchronous != "OFF" else { return }
+        try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        connectionSynchronous.withLock { $0 = synchronous }
     }
 
     /// The connection's `synchronous` level (0 OFF, 1 NORMAL, 2 FULL) and automatic checkpoint
@@ -323,6 +348,7 @@ public final class SQLiteDocumentStore: DocumentStore {
         do {
             try queue.writeWithoutTransaction { db in
                 if journalMode == .wal {
+                    try restoreSyncingLevel(db)
                     try db.execute(sql: "PRAGMA wal_checkpoint(FULL)")
                 }
             }
