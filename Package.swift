@@ -117,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["TestSupport", "Engine", "Sync", "Storage", "Settings", "Model", logging],
+            dependencies: ["TestSupport", "FileIO", "Engine", "Sync", "Storage", "Settings", "Model", logging],
             path: "Tests/DaemonTests"
         ),
         .testTarget(

@@ -280,7 +280,7 @@ struct Status: AsyncParsableCommand {
                 daemonRunning = (try? lock.tryLock(.shared)) == false
                 lock.unlock()
             }
-            let statusData = daemonRunning ? try? AtomicFile.read(setup.root.daemonStatusURL) : nil
+            let statusData = daemonRunning ? try? AtomicFile.readRewritten(setup.root.daemonStatusURL) : nil
             let daemon = statusData.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
             let available = setup.container.map { Container(root: $0).isAvailable }
             if options.json {

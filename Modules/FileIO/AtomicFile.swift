@@ -83,16 +83,29 @@ public enum AtomicFile {
     /// every log it created cost a scan of hundreds. Where the swap cannot be made (the first
     /// write, a file system without it) the spare is renamed over the file as before.
     ///
+    /// The spare is the file readers had a moment ago: a reader that opened it then may still
+    /// be reading it. Readers use ``readRewritten(_:limit:)``, which reads under a shared
+    /// `flock`; the writer empties and fills the spare only under an exclusive one, and writes
+    /// a new file as before while a reader holds the spare.
+    ///
     /// One writer at a time: two processes rewriting the same file would share the spare.
     public static func rewrite(_ data: Data, to url: URL, mode: mode_t = 0o600) throws(FileIOError) {
         let spare = url.deletingLastPathComponent().appendingPathComponent("\(temporaryPrefix)\(url.lastPathComponent).spare", isDirectory: false)
-        let fd = open(spare.path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
+        let fd = open(spare.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw FileIOError(path: spare.path, operation: "create", errno: errno) }
-        let code = data.withUnsafeBytes { writeAll($0, to: fd) }
-        if close(fd) != 0 || code != 0 {
-            let failure = code != 0 ? code : errno
+        var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+        while !locked, errno == EINTR { locked = flock(fd, LOCK_EX | LOCK_NB) == 0 }
+        guard locked else {
+            // A reader is still on it: a new file this time (its inode freed when replaced).
+            _ = close(fd)
+            return try write(data, to: url, mode: mode, durability: .none)
+        }
+        // The lock goes with the descriptor, once the new contents are in place.
+        defer { _ = close(fd) }
+        let code = ftruncate(fd, 0) == 0 ? data.withUnsafeBytes { writeAll($0, to: fd) } : errno
+        if code != 0 {
             unlink(spare.path)
-            throw FileIOError(path: url.path, operation: "write", errno: failure)
+            throw FileIOError(path: url.path, operation: "write", errno: code)
         }
         let exchanged = multidoc_rename_exchange(spare.path, url.path)
         if exchanged == 0 { return }
@@ -112,6 +125,14 @@ public enum AtomicFile {
     public static func removeRewritten(_ url: URL) {
         unlink(url.path)
         unlink(url.deletingLastPathComponent().appendingPathComponent("\(temporaryPrefix)\(url.lastPathComponent).spare", isDirectory: false).path)
+    }
+
+    /// Renames a file or folder (`rename(2)`: atomic, in one file system; a folder replaces only an
+    /// empty one). Nothing is synced: the caller syncs the folders whose names must survive.
+    public static func move(_ source: URL, to destination: URL) throws(FileIOError) {
+        if rename(source.path, destination.path) != 0 {
+            throw FileIOError(path: source.path, operation: "move to \(destination.path)", errno: errno)
+        }
     }
 
     /// Writes `data` to `url` only if nothing is there yet (write-once files). Returns false when a
@@ -228,10 +249,20 @@ public enum AtomicFile {
         Data(try readBytes(url, limit: limit, followSymlinks: followSymlinks))
     }
 
+    /// Reads a file that ``rewrite(_:to:mode:)`` keeps, whole: under a shared `flock`, which the
+    /// writer's exclusive one excludes while it fills the file this reader may have opened.
+    public static func readRewritten(_ url: URL, limit: Int = defaultReadLimit) throws(FileIOError) -> Data {
+        Data(try readBytes(url, limit: limit, followSymlinks: true, sharedLock: true))
+    }
+
     /// ``read(_:limit:followSymlinks:)`` into bytes, read straight into one array of the
     /// file's size (the catalog of 10,000 documents is megabytes: growing a `Data` by chunks
     /// and copying it into an array was a fifth of a command).
     public static func readBytes(_ url: URL, limit: Int = defaultReadLimit, followSymlinks: Bool = true) throws(FileIOError) -> [UInt8] {
+        try readBytes(url, limit: limit, followSymlinks: followSymlinks, sharedLock: false)
+    }
+
+    private static func readBytes(_ url: URL, limit: Int, followSymlinks: Bool, sharedLock: Bool) throws(FileIOError) -> [UInt8] {
         var flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK
         if !followSymlinks { flags |= O_NOFOLLOW }
         let fd = open(url.path, flags)
@@ -243,6 +274,11 @@ public enum AtomicFile {
             throw FileIOError(path: url.path, operation: "read", errno: code)
         }
         defer { _ = close(fd) }
+        if sharedLock {
+            while flock(fd, LOCK_SH) != 0 {
+                if errno != EINTR { throw FileIOError(path: url.path, operation: "lock", errno: errno) }
+            }
+        }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileIOError(path: url.path, operation: "read", errno: errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else {

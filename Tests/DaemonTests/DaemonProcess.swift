@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FileIO
 import Foundation
 
 /// A `multidocd` started as users start it, its stdout and stderr in a log file.
@@ -87,6 +88,7 @@ func eventually(timeout: Duration, _ condition: () throws -> Bool) async rethrow
 
 /// The daemon's status file as JSON, or nil if absent or unreadable.
 func readStatus(_ url: URL) -> [String: Any]? {
-    guard let data = try? Data(contentsOf: url) else { return nil }
+    // Read as `multidoc status` reads it: the daemon rewrites it in place of its spare.
+    guard let data = try? AtomicFile.readRewritten(url) else { return nil }
     return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
 }

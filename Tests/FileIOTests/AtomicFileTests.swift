@@ -75,7 +75,7 @@ import TestSupport
             group.addTask {
                 var torn = 0
                 for _ in 0..<400 {
-                    let data = try AtomicFile.read(url)
+                    let data = try AtomicFile.readRewritten(url)
                     if !versions.contains(data), !data.starts(with: Data("version".utf8)) { torn += 1 }
                 }
                 return torn
