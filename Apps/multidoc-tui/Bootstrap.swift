@@ -25,7 +25,7 @@ func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> D
     let file = LogFile(url: logURL)
     var logger = Logger(label: "multidoc-tui") { label in FileLogHandler(label: label, file: file) }
     logger.logLevel = .info
-    let library = setup.openLibrary(logger: logger)
+    let library = setup.openLibrary(logger: logger, keepsSpareStores: true)
     return Device(setup: setup, library: library, flags: flags, environment: environment, logURL: logURL)
 }
 

@@ -36,7 +36,7 @@ func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
             .usage, "no container: pass --container DIR, set MULTIDOC_CONTAINER, or remember one with: multidoc settings set Container DIR")
     }
     if let missing = setup.missingContainer { throw missing }
-    let library = setup.openLibrary(logger: Logger(label: "multidoc.engine")) { message in
+    let library = setup.openLibrary(logger: Logger(label: "multidoc.engine"), keepsSpareStores: true) { message in
         // Nobody is there to ask: keep every document and stop syncing with the new container.
         Logger(label: "multidocd").warning("container changed; staying local", metadata: ["detail": "\(message)"])
         return .stayLocal

@@ -97,13 +97,16 @@ public struct DeviceOptions: ParsableArguments, Sendable {
 
 extension DeviceSetup {
     /// The library over the real stores (SQLite and JSON, opened as the settings say), with the
-    /// Syncthing nudge when the settings ask for one. Every front end builds its library here.
+    /// Syncthing nudge when the settings ask for one. Every front end builds its library here;
+    /// the long-lived ones (daemon, TUI) keep spare stores.
     public func openLibrary(
-        logger: Logger, onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
+        logger: Logger, keepsSpareStores: Bool = false,
+        onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
     ) -> DocumentLibrary {
         let nudge = SyncthingNudge.fromSettings(settings, container: container, logger: logger)
         return makeLibrary(
-            stores: .standard(options: storeOptions), logger: logger, containerObserver: nudge, onContainerChange: onContainerChange)
+            stores: .standard(options: storeOptions), logger: logger, containerObserver: nudge, onContainerChange: onContainerChange,
+            keepsSpareStores: keepsSpareStores)
     }
 }
 

@@ -16,6 +16,7 @@ import Storage
 /// <root>/Documents/copyOfCloudContainer/   CopyContainerOnSegue's copy
 /// <root>/latencies.jsonl                   recorded sync latencies (one sample a line)
 /// <root>/catalog                           records and quiet documents, a cache (DocumentCatalog)
+/// <root>/.spare-<kind>/                    an empty store made ahead, the next document's (SpareStores)
 /// ```
 public struct DeviceRoot: Sendable {
     public let url: URL
@@ -36,6 +37,10 @@ public struct DeviceRoot: Sendable {
     public var daemonLockURL: URL { url.appendingPathComponent("multidocd.lock", isDirectory: false) }
     public var daemonStatusURL: URL { url.appendingPathComponent("multidocd.status.json", isDirectory: false) }
     public var writeLockURL: URL { url.appendingPathComponent(".library.lock", isDirectory: false) }
+    /// An empty store of `kind`, made ahead for the next document (``SpareStores``).
+    public func spareStoreDirectory(_ kind: StoreKind) -> URL { url.appendingPathComponent(".spare-\(kind.rawValue)", isDirectory: false) }
+    func spareBuildingDirectory(_ kind: StoreKind) -> URL { url.appendingPathComponent(".spare-\(kind.rawValue).building", isDirectory: false) }
+    var spareLockURL: URL { url.appendingPathComponent(".spare.lock", isDirectory: false) }
 
     public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description, isDirectory: false) }
     public func recordURL(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("document.json", isDirectory: false) }

@@ -111,14 +111,18 @@ public struct DeviceSetup: Sendable {
     /// Builds the library with the given stores.
     /// - Parameter containerObserver: told about every file the library writes into the
     ///   container (the Syncthing nudge); nil for none.
+    /// - Parameter keepsSpareStores: a long-lived process keeps an empty store made ahead
+    ///   (``DocumentLibrary/Configuration/keepsSpareStores``).
     public func makeLibrary(
         stores: StoreProvider, logger: Logger,
         containerObserver: (any ContainerWriteObserver)? = nil,
-        onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
+        onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal },
+        keepsSpareStores: Bool = false
     ) -> DocumentLibrary {
         DocumentLibrary(.init(
             root: root, container: container, settings: settings, identity: identity, stores: stores,
-            logger: logger, onContainerChange: onContainerChange, containerObserver: containerObserver))
+            logger: logger, onContainerChange: onContainerChange, containerObserver: containerObserver,
+            keepsSpareStores: keepsSpareStores))
     }
 
     /// The container as this device sees it, for commands that read it without syncing

@@ -8,11 +8,15 @@ import Synchronization
 public final class OpenDocument: Sendable {
     public let record: LocalDocumentRecord
     public let store: any DocumentStore
+    /// The store was this device's spare, made and synced ahead (``SpareStores``): its file and
+    /// its folder's entries are durable already, and the next document needs a new spare.
+    let madeFromSpare: Bool
     private let cache = Mutex<StoreContents?>(nil)
 
-    init(record: LocalDocumentRecord, store: any DocumentStore) {
+    init(record: LocalDocumentRecord, store: any DocumentStore, madeFromSpare: Bool = false) {
         self.record = record
         self.store = store
+        self.madeFromSpare = madeFromSpare
     }
 
     /// The latest committed contents.
@@ -69,11 +73,18 @@ actor DocumentHandler {
         if let stale = open.removeValue(forKey: record.id) { stale.store.close() }
         let stores = self.stores
         let url = root.storeURL(record)
+        let spares = SpareStores(root: root, stores: stores)
         let task = Task { () throws -> OpenDocument in
+            var madeFromSpare = false
             if create {
+                let folder = url.deletingLastPathComponent()
                 // AtomicFile's FileIOError names the folder and the reason (Foundation's
                 // error printed as "Error Domain=NSCocoaErrorDomain Code=513 …").
-                try AtomicFile.makeDirectory(url.deletingLastPathComponent())
+                if !stores.exists(record.store, at: url) {
+                    try AtomicFile.makeDirectory(folder.deletingLastPathComponent())
+                    madeFromSpare = spares.take(record.store, as: folder)
+                }
+                if !madeFromSpare { try AtomicFile.makeDirectory(folder) }
             }
             let store = try stores.open(record.store, at: url, create: create)
             do {
@@ -82,7 +93,7 @@ actor DocumentHandler {
                 store.close()
                 throw error
             }
-            return OpenDocument(record: record, store: store)
+            return OpenDocument(record: record, store: store, madeFromSpare: madeFromSpare)
         }
         opening[record.id] = task
         defer { opening[record.id] = nil }

@@ -72,6 +72,7 @@ extension DocumentLibrary {
         // changed records (a discovery, a rename), so commands resolve the new names at once.
         var recordsChanged = false
         defer {
+            replenishTakenSpares()
             if case .documents = scope {
                 if recordsChanged || !report.discovered.isEmpty { saveCatalog() }
             } else {

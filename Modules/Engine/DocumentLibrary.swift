@@ -26,6 +26,10 @@ public actor DocumentLibrary {
         /// Told about every file this device writes into the container (a replication engine's
         /// nudge); flushed by ``DocumentLibrary/closeAll()``. Nil: nobody is told.
         public var containerObserver: (any ContainerWriteObserver)?
+        /// Keep an empty store of each backend in use made ahead (``SpareStores``), so that a new
+        /// or newly discovered document's store is a rename. For long-lived processes (the
+        /// daemon, the TUI): a command that exits at once would make one per run for nobody.
+        public var keepsSpareStores: Bool
 
         public init(
             root: DeviceRoot, container: URL?, settings: ResolvedSettings, identity: DeviceIdentity,
@@ -33,7 +37,8 @@ public actor DocumentLibrary {
             newUUID: @escaping @Sendable () -> UUID = UUID.init,
             logger: Logger = Logger(label: "multidoc.engine"),
             onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal },
-            containerObserver: (any ContainerWriteObserver)? = nil
+            containerObserver: (any ContainerWriteObserver)? = nil,
+            keepsSpareStores: Bool = false
         ) {
             self.root = root
             self.container = container
@@ -45,6 +50,7 @@ public actor DocumentLibrary {
             self.logger = logger
             self.onContainerChange = onContainerChange
             self.containerObserver = containerObserver
+            self.keepsSpareStores = keepsSpareStores
         }
     }
 
@@ -110,6 +116,10 @@ public actor DocumentLibrary {
     /// The device's signing key and the container's policy as last read (signed, admitted
     /// devices, encrypted): every save is sealed by it, every file read checked.
     let keys: ContainerKeys
+    /// Spare stores taken since the last were made again, and the work making them
+    /// (``replenishTakenSpares()``).
+    var sparesTaken: Set<StoreKind> = []
+    var spareWork: Task<Void, Never>?
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -303,7 +313,7 @@ public actor DocumentLibrary {
         // The store first, then the record: another process that lists the record always
         // finds its store. The info file before the first log: a process killed in between
         // leaves a record whose next sync pass publishes it, never logs without an info file.
-        let document = try await handler.open(record, create: true)
+        let document = try await openDocument(record, create: true)
         // One durable step for the first save too, when its log ships before `new` returns
         // (Docs/RELIABILITY.md, "One durable step per save"): the commit is not synced, the
         // store's folder is (so the record, synced next, always finds its store after a power
@@ -311,7 +321,7 @@ public actor DocumentLibrary {
         // the info file or the log cannot be written.
         let logIsTheDurableStep = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
         try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep)
-        if logIsTheDurableStep {
+        if logIsTheDurableStep, !document.madeFromSpare {
             do {
                 try AtomicFile.syncDirectory(document.store.url.deletingLastPathComponent())
             } catch {
@@ -339,6 +349,7 @@ public actor DocumentLibrary {
         let summary = await summary(of: record)
         emit(.documentAdded(summary))
         logger.info("created document", metadata: ["name": "\(name)", "uuid": "\(record.id)", "location": "\(record.location.rawValue)"])
+        replenishTakenSpares()
         return summary
     }
 
@@ -390,7 +401,7 @@ public actor DocumentLibrary {
                 }
                 firstImport = cloud
             }
-            let document = try await handler.open(record, create: create, forPass: forPass)
+            let document = try await openDocument(record, create: create, forPass: forPass)
             if let firstImport {
                 let imported = try firstImport.importPending(record.id, into: document.store)
                 document.invalidate()
@@ -411,7 +422,9 @@ public actor DocumentLibrary {
     func closeDocument(_ id: DocumentID) async { await handler.close(id) }
     func peek(_ record: LocalDocumentRecord) async throws -> StoreContents { try await handler.peek(record) }
     func openDocument(_ record: LocalDocumentRecord, create: Bool, forPass: Bool = false) async throws -> OpenDocument {
-        try await handler.open(record, create: create, forPass: forPass)
+        let document = try await handler.open(record, create: create, forPass: forPass)
+        if document.madeFromSpare { sparesTaken.insert(record.store) }
+        return document
     }
     /// Closes what the pass opened and nobody else uses (the inspected document stays open).
     func closeWhatThePassOpened() async { await handler.closeWhatPassesOpened(except: ping.inspected) }

@@ -92,6 +92,7 @@ public struct LiveSync: Service {
         let root = library.configuration.root
         let containerWatch = library.configuration.container.map { ContainerWatch(container: $0, loop: loop, logger: logger) }
         let documents = DocumentsWatch(library: library, documents: root.documentsDirectory, loop: loop, settle: configuration.settle, logger: logger)
+        await library.prepareSpareStores()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 while !Task.isCancelled {

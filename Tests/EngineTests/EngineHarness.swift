@@ -28,6 +28,7 @@ struct EngineHarness {
     func device(
         _ name: String, backend: Backend = .memory, settings: [SettingKey: SettingValue] = [:],
         container overrideContainer: URL? = nil, noContainer: Bool = false, uuidBase: Int? = nil, stores given: StoreProvider? = nil,
+        keepsSpareStores: Bool = false,
         onContainerChange: @escaping @Sendable (String) -> ContainerChangeDecision = { _ in .stayLocal }
     ) throws -> DocumentLibrary {
         var flags: [SettingKey: SettingValue] = [.deviceName: .text(name)]
@@ -44,7 +45,8 @@ struct EngineHarness {
         let clock = self.clock
         return DocumentLibrary(.init(
             root: setup.root, container: setup.container, settings: setup.settings, identity: setup.identity,
-            stores: stores, now: { clock.now() }, newUUID: { uuids() }, logger: logger, onContainerChange: onContainerChange))
+            stores: stores, now: { clock.now() }, newUUID: { uuids() }, logger: logger, onContainerChange: onContainerChange,
+            keepsSpareStores: keepsSpareStores))
     }
 
     func root(_ name: String) -> URL { folder.appending("device-\(name)") }

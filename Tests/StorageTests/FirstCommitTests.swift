@@ -49,6 +49,36 @@ import TestSupport
         #expect(try again.read().graph.objects[ObjectID("entry")] != nil)
     }
 
+    /// A spare: made, closed and moved by another process (the engine's spare stores). Never
+    /// written, its first unsynced commit syncs nothing either; its write-ahead log was kept empty.
+    @Test func aStoreMadeAheadAndMovedIsNewForItsFirstUnsyncedCommit() throws {
+        let folder = try TemporaryDirectory("first-commit")
+        defer { folder.remove() }
+        let ahead = folder.appending("spare")
+        try FileManager.default.createDirectory(at: ahead, withIntermediateDirectories: true)
+        let made = try SQLiteDocumentStore(url: ahead.appendingPathComponent("store.sqlite"), options: StoreOptions(), create: true)
+        made.close()
+        let moved = folder.appending("document")
+        try FileManager.default.moveItem(at: ahead, to: moved)
+        let url = moved.appendingPathComponent("store.sqlite")
+        #expect((try FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? NSNumber)?.intValue == 0)
+        let store = try SQLiteDocumentStore(url: url, options: StoreOptions(), create: true)
+        try store.write(durable: false) { $0.graph.apply([Self.change]) }
+        #expect(store.lastCommitLevel == "OFF")
+        try store.write(durable: false) { $0.sync.values["k"] = "1" }
+        #expect(store.lastCommitLevel == "NORMAL")
+        try store.sync()
+        store.close()
+        // The checkpoint copied every commit into the store file: without its write-ahead log
+        // it is whole, and written, which its generation says.
+        for suffix in ["-wal", "-shm"] { try FileManager.default.removeItem(atPath: url.path + suffix) }
+        let again = try SQLiteDocumentStore(url: url, options: StoreOptions(), create: false)
+        defer { again.close() }
+        #expect(try again.read().graph.objects[ObjectID("entry")] != nil)
+        try again.write(durable: false) { $0.sync.values["k"] = "2" }
+        #expect(again.lastCommitLevel == "NORMAL", "written before: not in the template's state")
+    }
+
     @Test func aStoreThatHasALogOrWasOpenedKeepsNormalForItsFirstUnsyncedCommit() throws {
         let folder = try TemporaryDirectory("first-commit")
         defer { folder.remove() }

@@ -54,14 +54,15 @@ struct Workspace {
 
     func root(_ device: String) -> URL { folder.appendingPathComponent("device-\(device)") }
 
-    /// A library for `device`, built as the CLI builds it.
-    func library(_ device: String, store: String, flags: [SettingKey: SettingValue] = [:]) throws -> (DeviceSetup, DocumentLibrary) {
+    /// A library for `device`, built as the CLI builds it (as the daemon does, with
+    /// `keepsSpareStores`).
+    func library(_ device: String, store: String, flags: [SettingKey: SettingValue] = [:], keepsSpareStores: Bool = false) throws -> (DeviceSetup, DocumentLibrary) {
         var all: [SettingKey: SettingValue] = [.deviceName: .text(device), .store: .text(store), .useCloud: .bool(true)]
         all.merge(flags) { _, new in new }
         let setup = try DeviceSetup(rootPath: root(device).path, containerPath: container.path, flags: all, environment: [:], createRoot: true)
         var logger = Logger(label: "multidoc.bench.\(device)")
         logger.logLevel = .error
-        return (setup, setup.makeLibrary(stores: .standard(), logger: logger))
+        return (setup, setup.makeLibrary(stores: .standard(), logger: logger, keepsSpareStores: keepsSpareStores))
     }
 }
 
@@ -155,10 +156,12 @@ enum Scenarios {
     /// share, reports the document viewable. One sample per document.
     static func newToViewable(folder: URL, store: String, documents: Int) async throws -> [Double] {
         let space = try Workspace(folder)
-        let (_, a) = try space.library("A", store: store)
-        let (setupB, b) = try space.library("B", store: store)
+        // Both devices keep a spare store, as their daemons do (LiveSync makes B's when it starts).
+        let (_, a) = try space.library("A", store: store, keepsSpareStores: true)
+        let (setupB, b) = try space.library("B", store: store, keepsSpareStores: true)
         await a.sync()
         await b.sync()
+        await a.prepareSpareStores()
         let viewable = Mutex<[DocumentID: ContinuousClock.Instant]>([:])
         let events = await b.events()
         let listener = Task {
@@ -192,6 +195,9 @@ enum Scenarios {
             guard let seen else { throw BenchError("B never reported New\(index) viewable") }
             let duration = seen - start
             samples.append(Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
+            // A device that creates a document now and then has its spare store back by the next.
+            await a.waitForSpareStores()
+            await b.waitForSpareStores()
         }
         stop.withLock { $0 = true }
         _ = try await a.create(name: try DocumentName("Stop"))  // wakes the loop so it sees `stop`

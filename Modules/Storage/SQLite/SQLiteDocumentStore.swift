@@ -27,8 +27,9 @@ public final class SQLiteDocumentStore: DocumentStore {
     private let synchronous: String
     /// The connection's `synchronous` setting now (a commit that need not be synced lowers it).
     private let connectionSynchronous: Mutex<String>
-    /// The store was made by this process from the template and has no write-ahead log yet:
-    /// its first commit that need not be synced syncs nothing (``write(durable:_:)``).
+    /// The store is in the template's state, never written (made here from the template, or made
+    /// ahead and never committed to), and has no write-ahead log yet: its first commit that need
+    /// not be synced syncs nothing (``write(durable:_:)``).
     private let writeAheadLogIsNew: Mutex<Bool>
     /// The `synchronous` level the last commit ran at (for tests).
     private let lastCommitLevelSeen = Mutex<String?>(nil)
@@ -136,7 +137,7 @@ public final class SQLiteDocumentStore: DocumentStore {
                 if fd >= 0 { _ = Glibc.close(fd) }
             }
         }
-        writeAheadLogIsNew = Mutex(madeFromTemplate && durable && journal == .wal)
+        var neverWritten = madeFromTemplate
         do throws(any Error) {
             queue = try DatabaseQueue(path: path, configuration: configuration)
             let migrator = SQLiteSchema.migrator
@@ -147,7 +148,13 @@ public final class SQLiteDocumentStore: DocumentStore {
                     detail: "migrations this build does not know: \(unknown.joined(separator: ", "))")
             }
             try migrator.migrate(queue)
-            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM records") }
+            try queue.read { db in
+                _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM records")
+                // A store made ahead and never written (a spare, SpareStores in the engine) is in
+                // the template's state like one made here: no commit ever bumped its generation.
+                // (A damaged generation is reported by the first read, as before: not new.)
+                if !neverWritten { neverWritten = (try? SQLiteSchema.generation(db)) == 0 }
+            }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -155,6 +162,7 @@ public final class SQLiteDocumentStore: DocumentStore {
             if !Self.isOpenInThisProcess(path) { try Self.checkHeader(path, pageCount: true) }
             throw Self.map(error, path: path)
         }
+        writeAheadLogIsNew = Mutex(neverWritten && durable && journal == .wal)
         Self.openPaths.withLock { $0[path, default: 0] += 1 }
     }
 

@@ -1,0 +1,107 @@
+import Engine
+import Foundation
+import Model
+import Storage
+import Testing
+import TestSupport
+
+/// A long-lived process keeps an empty store made ahead (`<root>/.spare-<kind>/`): a new
+/// document's store, and a discovered one's, is then a rename of that folder, and a new spare is
+/// made once the document is created or imported.
+@Suite struct SpareStoreTests {
+    static func inode(_ url: URL) -> UInt64? {
+        var info = stat()
+        return stat(url.path, &info) == 0 ? UInt64(info.st_ino) : nil
+    }
+
+    static func storeFolder(_ harness: EngineHarness, _ device: String, _ id: DocumentID, _ name: String) -> URL {
+        harness.root(device).appendingPathComponent("Documents/\(id)/\(name)", isDirectory: false)
+    }
+
+    static func spare(_ harness: EngineHarness, _ device: String, _ kind: StoreKind) -> URL {
+        harness.root(device).appendingPathComponent(".spare-\(kind.rawValue)", isDirectory: false)
+    }
+
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func newAndTheFirstImportTakeTheSpareAndAnotherIsMade(_ backend: EngineHarness.Backend) async throws {
+        let kind = try #require(StoreKind(rawValue: backend.rawValue))
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend, keepsSpareStores: true)
+        await a.prepareSpareStores()
+        let spareA = try #require(Self.inode(Self.spare(harness, "A", kind)), "a long-lived process makes its spare when it starts")
+        let created = try await a.create(name: try DocumentName("Spare"))
+        #expect(Self.inode(Self.storeFolder(harness, "A", created.id, "Spare")) == spareA, "new's store is the spare, moved")
+        let text = try await a.detail(created.id).text
+        #expect(!text.isEmpty)
+        await a.waitForSpareStores()
+        let nextA = try #require(Self.inode(Self.spare(harness, "A", kind)), "another spare is made after new")
+        #expect(nextA != spareA)
+
+        let b = try harness.device("B", backend: backend, keepsSpareStores: true)
+        await b.prepareSpareStores()
+        let spareB = try #require(Self.inode(Self.spare(harness, "B", kind)))
+        await b.sync()
+        #expect(try await b.detail(created.id).text == text)
+        #expect(Self.inode(Self.storeFolder(harness, "B", created.id, "Spare")) == spareB, "the first import's store is B's spare")
+        await b.waitForSpareStores()
+        #expect(Self.inode(Self.spare(harness, "B", kind)).map { $0 != spareB } == true)
+
+        // Both stores are ordinary stores: saved to, closed, and read by another process.
+        try await b.appendText(created.id, " from B")
+        await a.sync()
+        #expect(try await a.detail(created.id).text == text + " from B")
+        await a.closeAll()
+        await b.closeAll()
+        let command = try harness.device("A", backend: backend)
+        #expect(try await command.detail(created.id).text == text + " from B")
+        await command.closeAll()
+    }
+
+    @Test func aCommandTakesASpareButNeverMakesOne() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let command = try harness.device("A", backend: .sqlite)
+        await command.prepareSpareStores()
+        _ = try await command.create(name: try DocumentName("First"))
+        await command.waitForSpareStores()
+        #expect(Self.inode(Self.spare(harness, "A", .sqlite)) == nil)
+        await command.closeAll()
+
+        let daemon = try harness.device("A", backend: .sqlite, keepsSpareStores: true)
+        await daemon.prepareSpareStores()
+        await daemon.closeAll()
+        let spare = try #require(Self.inode(Self.spare(harness, "A", .sqlite)))
+        let again = try harness.device("A", backend: .sqlite)
+        let second = try await again.create(name: try DocumentName("Second"))
+        await again.waitForSpareStores()
+        #expect(Self.inode(Self.storeFolder(harness, "A", second.id, "Second")) == spare)
+        #expect(Self.inode(Self.spare(harness, "A", .sqlite)) == nil)
+        await again.closeAll()
+    }
+
+    @Test func aBuildCutShortIsThrownAwayAndAFolderInTheWayKeepsTheSpare() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        // A build a kill cut short: a half-made store under the building name.
+        let building = harness.root("A").appendingPathComponent(".spare-sqlite.building", isDirectory: false)
+        try FileManager.default.createDirectory(at: building, withIntermediateDirectories: true)
+        try Data("half".utf8).write(to: building.appendingPathComponent("store.sqlite"))
+        let a = try harness.device("A", backend: .sqlite, keepsSpareStores: true)
+        await a.prepareSpareStores()
+        #expect(!FileManager.default.fileExists(atPath: building.path))
+        let spare = try #require(Self.inode(Self.spare(harness, "A", .sqlite)))
+
+        // Something already in the document's store folder: the spare cannot go there, the
+        // store is made in place as without one, and the spare waits for the next document.
+        let id = DocumentID(UUID())
+        let folder = Self.storeFolder(harness, "A", id, "InTheWay")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: folder.appendingPathComponent("notes.txt"))
+        let created = try await a.create(name: try DocumentName("InTheWay"), id: id)
+        #expect(!(try await a.detail(created.id).text).isEmpty)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("notes.txt").path))
+        #expect(Self.inode(Self.spare(harness, "A", .sqlite)) == spare)
+        await a.closeAll()
+    }
+}
