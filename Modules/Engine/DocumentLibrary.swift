@@ -311,24 +311,21 @@ public actor DocumentLibrary {
             ]),
         ]
         // The store first, then the record: another process that lists the record always
-        // finds its store. The info file before the first log: a process killed in between
-        // leaves a record whose next sync pass publishes it, never logs without an info file.
+        // finds its store. The info file before the first log: never logs without an info
+        // file. When the first log is the durable step, the record comes after it, off the way
+        // to the peers: a process killed before the record leaves a published document that
+        // its next pass discovers again (over the store it made), as a peer would; otherwise
+        // before the info file, so that the next pass publishes a document killed in between.
         let document = try await openDocument(record, create: true)
         // One durable step for the first save too, when its log ships before `new` returns
         // (Docs/RELIABILITY.md, "One durable step per save"): the commit is not synced, the
-        // store's folder is (so the record, synced next, always finds its store after a power
-        // loss, if empty: the document's own log fills it again), and the store is synced if
-        // the info file or the log cannot be written.
+        // store's folder is before the record (so the record always finds its store after a
+        // power loss, if empty: the document's own log fills it again; a spare's was synced
+        // when it was made), and the store is synced if the info file or the log cannot be
+        // written.
         let logIsTheDurableStep = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
         try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep)
-        if logIsTheDurableStep, !document.madeFromSpare {
-            do {
-                try AtomicFile.syncDirectory(document.store.url.deletingLastPathComponent())
-            } catch {
-                throw EngineError.storeFailed(document: name.rawValue, detail: "its folder could not be synced (\(error))")
-            }
-        }
-        try saveRecord(record)
+        if !logIsTheDurableStep { try saveRecord(record) }
         if useCloud {
             // Unpublished (container unwritable), the log waits in the outbox for the pass
             // that publishes the document.
@@ -345,6 +342,16 @@ public actor DocumentLibrary {
                     throw EngineError.storeFailed(document: name.rawValue, detail: "the new document could not be made durable: its log did not reach the container and the store could not be synced (\(error))")
                 }
             }
+        }
+        if logIsTheDurableStep {
+            if !document.madeFromSpare {
+                do {
+                    try AtomicFile.syncDirectory(document.store.url.deletingLastPathComponent())
+                } catch {
+                    throw EngineError.storeFailed(document: name.rawValue, detail: "its folder could not be synced (\(error))")
+                }
+            }
+            try saveRecord(record)
         }
         let summary = await summary(of: record)
         emit(.documentAdded(summary))

@@ -35,6 +35,35 @@ import TestSupport
         await b.closeAll()
     }
 
+    /// The record is written after the first log (off the way to the peers): a process killed
+    /// in between leaves a published document and its store without a record. The next pass
+    /// finds it in the container as a peer would, over the store already there: nothing lost,
+    /// nothing applied twice, and the next save is numbered after the first log.
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func aNewDocumentKilledBeforeItsRecordIsFoundAgain(_ backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend)
+        let created = try await a.create(name: try DocumentName("Unrecorded"))
+        let text = try await a.detail(created.id).text
+        await a.closeAll()
+        // As if killed between the log and the record (the catalog knew nothing of it either).
+        let root = DeviceRoot(url: harness.root("A"))
+        try FileManager.default.removeItem(at: root.recordURL(created.id))
+        try? FileManager.default.removeItem(at: root.catalogURL)
+
+        let restarted = try harness.device("A", backend: backend)
+        await restarted.sync()
+        #expect(try await restarted.detail(created.id).text == text, "found again, its text once")
+        try await restarted.appendText(created.id, " two")
+        #expect(Container(root: harness.container).logSequences(created.id, device: restarted.identity.id) == [1, 2])
+        let b = try harness.device("B", backend: backend)
+        await b.sync()
+        #expect(try await b.detail(created.id).text == text + " two")
+        await restarted.closeAll()
+        await b.closeAll()
+    }
+
     /// Without the container the first commit is synced as before: the outbox is its only copy.
     @Test func aNewDocumentWithoutTheContainerIsSyncedInItsStore() async throws {
         let harness = try EngineHarness()
