@@ -64,6 +64,25 @@ import TestSupport
         await b.closeAll()
     }
 
+    /// The info file goes out while the store is made: a store that cannot be made takes it
+    /// back, so peers never find a document that will never have a log.
+    @Test func aNewDocumentWhoseStoreFailsLeavesNothingInTheContainer() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let refusing = StoreProvider(
+            open: { _, url, _ throws(StoreError) in throw StoreError(.writeFailed, path: url.path, detail: "the disk is full") },
+            destroy: { _, _ in }, exists: { _, _ in false })
+        let a = try harness.device("A", stores: refusing)
+        await #expect(throws: (any Error).self) { _ = try await a.create(name: try DocumentName("Refused")) }
+        let documents = harness.container.appendingPathComponent("documents")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: documents.path)) ?? []).isEmpty)
+        let b = try harness.device("B")
+        let report = await b.sync()
+        #expect(report.discovered.isEmpty)
+        await a.closeAll()
+        await b.closeAll()
+    }
+
     /// Without the container the first commit is synced as before: the outbox is its only copy.
     @Test func aNewDocumentWithoutTheContainerIsSyncedInItsStore() async throws {
         let harness = try EngineHarness()
