@@ -312,38 +312,29 @@ public actor DocumentLibrary {
         ]
         // The store first, then the record: another process that lists the record always
         // finds its store. The info file before the first log: never logs without an info
-        // file. When the first log is the durable step (Docs/RELIABILITY.md, "One durable step
-        // per save"), the info file is written while the store is made and the first save
-        // committed (peers start making theirs), and the record comes after the log, off the
-        // way to the peers: a process killed before the record leaves a published document
-        // that its next pass finds again (over the store it made), as a peer would; one killed
-        // before the log leaves an info file with no log, as one killed between the two always
-        // did. Otherwise the record comes before the info file, so that the next pass
-        // publishes a document killed in between.
+        // file. When the first log is the durable step, the record comes after it, off the way
+        // to the peers: a process killed before the record leaves a published document that
+        // its next pass discovers again (over the store it made, whose outbox that pass ships),
+        // as a peer would; otherwise before the info file, so that the next pass publishes a
+        // document killed in between. The info file only once the first save is committed:
+        // written beside the store's making (tried: 1–3 ms sooner to the peers), a process
+        // killed before the commit left every device a document that never gets a log.
+        let document = try await openDocument(record, create: true)
+        // One durable step for the first save too, when its log ships before `new` returns
+        // (Docs/RELIABILITY.md, "One durable step per save"): the commit is not synced, the
+        // store's folder is before the record (so the record always finds its store after a
+        // power loss, if empty: the document's own log fills it again; a spare's was synced
+        // when it was made), and the store is synced if the info file or the log cannot be
+        // written.
         let logIsTheDurableStep = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
-        let before = useCloud ? replicator?.container.stamp(.documents) : nil
-        let publishing = logIsTheDurableStep ? publishNew(record) : nil
-        let document: OpenDocument
-        do {
-            document = try await openDocument(record, create: true)
-            // The first commit is not synced when its log is the durable step: the store's
-            // folder is synced before the record (so the record always finds its store after a
-            // power loss, if empty: the document's own log fills it again; a spare's was synced
-            // when it was made), and the store is synced if the info file or the log cannot be
-            // written.
-            try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep)
-        } catch {
-            // Nothing of it stays in the container: no log will follow the info file.
-            if let publishing, await publishing.value { replicator?.unpublishNew(record.id) }
-            throw error
-        }
+        try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep)
         if !logIsTheDurableStep { try saveRecord(record) }
         if useCloud {
             // Unpublished (container unwritable), the log waits in the outbox for the pass
             // that publishes the document.
+            let before = replicator?.container.stamp(.documents)
             var shipped = false
-            let published = if let publishing { await publishing.value } else { (try? publish(document)) != nil }
-            if published {
+            if (try? publish(document)) != nil {
                 noteOwnDocumentFolder(before: before)
                 if settings.fastSave { shipped = flushQuietly(document) }
             }
@@ -658,21 +649,11 @@ public actor DocumentLibrary {
     func publish(_ document: OpenDocument, baseline: Bool = false) throws {
         guard replicator != nil else { return }
         let replicator = try usableCloud()
-        try replicator.publish(info(of: document.record), store: document.store, baseline: baseline)
-    }
-
-    /// Starts publishing a document `new` is making (``Replicator/publishNew(_:)``), off the
-    /// library: true once its info file and logs folder are in the container.
-    private func publishNew(_ record: LocalDocumentRecord) -> Task<Bool, Never>? {
-        guard let replicator = try? usableCloud() else { return nil }
-        let info = info(of: record)
-        return Task.detached { (try? replicator.publishNew(info)) != nil }
-    }
-
-    private func info(of record: LocalDocumentRecord) -> DocumentInfo {
-        DocumentInfo(
-            document: record.id, name: record.name, createdBy: record.createdBy, createdByName: identity.name,
-            createdAt: record.createdAt, store: record.store, container: containerID)
+        let info = DocumentInfo(
+            document: document.record.id, name: document.record.name, createdBy: document.record.createdBy,
+            createdByName: identity.name, createdAt: document.record.createdAt, store: document.record.store,
+            container: containerID)
+        try replicator.publish(info, store: document.store, baseline: baseline)
     }
 
     /// Renames a document: its folder here, and (for cloud documents) on every peer.

@@ -313,30 +313,6 @@ public struct Replicator: Sendable {
         if baseline { try writeBaseline(info.document, from: store) }
     }
 
-    /// Publishes a document made a moment ago, before its first log: its info file, and then
-    /// this device's logs folder, so that the first log is one file written where peers look.
-    /// Safe to run beside the first commit (it reads no store): a new document's info file is
-    /// on its way to the peers while the device makes its store.
-    public func publishNew(_ info: DocumentInfo) throws {
-        try container.checkAvailable()
-        let url = container.infoURL(info.document, device: device.id)
-        if !FileManager.default.fileExists(atPath: url.path) {
-            try container.writeJSON(info, to: url)
-        }
-        let logs = container.logsDirectory(info.document, device: device.id)
-        do {
-            try AtomicFile.makeDirectory(logs)
-        } catch {
-            throw SyncError(.writeFailed, path: logs.path, detail: error.description)
-        }
-    }
-
-    /// Takes back what ``publishNew(_:)`` wrote for a document whose first save then failed:
-    /// nobody else writes into a new document's folder before its first log.
-    public func unpublishNew(_ document: DocumentID) {
-        container.remove(container.documentDirectory(document))
-    }
-
     /// Deletes a document for every device: a tombstone that stays, and the document's folder.
     public func delete(_ document: DocumentID) throws(SyncError) {
         try container.checkAvailable()
