@@ -145,7 +145,10 @@ struct AcrossHostsTests {
         let library = setup.makeLibrary(stores: .standard(), logger: logger, containerObserver: nudge)
         let document = try await library.create(name: try DocumentName("Burst"))
         let uuid = document.id.description
-        #expect(try await eventually(timeout: .seconds(30)) { try text("B", uuid) != nil }, "B never showed the Burst document")
+        // Its first save, not just its info file (which may travel alone): a first save B's
+        // daemon imports would count as one of the burst.
+        let createdText = try await library.detail(document.id).text
+        #expect(try await eventually(timeout: .seconds(30)) { try text("B", uuid) == createdText }, "B never showed the Burst document")
 
         let daemon = try Daemon(
             ["--root", root("B").path, "--container", pair.b.folder.path, "--device-name", "B", "--inspect", uuid, "--rescan-interval", "1"],
@@ -177,7 +180,8 @@ struct AcrossHostsTests {
         let created = try multidoc("A", ["new", "Ping", "--json"])
         #expect(created.status == 0, "\(created.stderr)")
         let uuid = try #require((json(created) as? [String: Any])?["uuid"] as? String)
-        #expect(try await eventually(timeout: .seconds(30)) { try text("B", uuid) != nil }, "B never showed the Ping document")
+        let createdText = try #require(try text("A", uuid))
+        #expect(try await eventually(timeout: .seconds(30)) { try text("B", uuid) == createdText }, "B never showed the Ping document")
 
         let ping = ["--enable-ping", "on", "--inspect", uuid, "--ping-rounds", "10", "--exit-when-pings-done", "--rescan-interval", "1"]
         let started = ContinuousClock.now
