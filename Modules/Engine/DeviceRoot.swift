@@ -16,7 +16,7 @@ import Storage
 /// <root>/Documents/copyOfCloudContainer/   CopyContainerOnSegue's copy
 /// <root>/latencies.jsonl                   recorded sync latencies (one sample a line)
 /// <root>/catalog                           records and quiet documents, a cache (DocumentCatalog)
-/// <root>/.spare-<kind>/                    an empty store made ahead, the next document's (SpareStores)
+/// <root>/.spare-<kind>/                    the next document's folder, made ahead: store/, the record's file (SpareStores)
 /// ```
 public struct DeviceRoot: Sendable {
     public let url: URL
@@ -43,7 +43,8 @@ public struct DeviceRoot: Sendable {
     var spareLockURL: URL { url.appendingPathComponent(".spare.lock", isDirectory: false) }
 
     public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description, isDirectory: false) }
-    public func recordURL(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("document.json", isDirectory: false) }
+    public static let recordFileName = "document.json"
+    public func recordURL(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent(Self.recordFileName, isDirectory: false) }
     /// The folder of a document's store: `Documents/<uuid>/<folder>/`, named after the document
     /// when its store was made and never moved by a rename (``LocalDocumentRecord/folder``).
     public func storeDirectory(_ record: LocalDocumentRecord) -> URL {
@@ -124,7 +125,9 @@ public struct DeviceRoot: Sendable {
     public func save(_ record: LocalDocumentRecord, durable: Bool = true) throws(EngineError) {
         do {
             try AtomicFile.makeDirectory(documentDirectory(record.id))
-            try AtomicFile.write(try JSONEncoder.multidoc.encode(record), to: recordURL(record.id), durable: durable)
+            // Into the file a spare document folder brings (SpareStores), when it is there.
+            try AtomicFile.write(
+                try JSONEncoder.multidoc.encode(record), to: recordURL(record.id), durability: durable ? .durable : .none, usingSpare: true)
         } catch {
             throw EngineError.io(recordURL(record.id).path, "\(error)")
         }

@@ -81,8 +81,7 @@ actor DocumentHandler {
                 // AtomicFile's FileIOError names the folder and the reason (Foundation's
                 // error printed as "Error Domain=NSCocoaErrorDomain Code=513 …").
                 if !stores.exists(record.store, at: url) {
-                    try AtomicFile.makeDirectory(folder.deletingLastPathComponent())
-                    madeFromSpare = spares.take(record.store, as: folder)
+                    madeFromSpare = spares.takeStore(record.store, for: record.id, as: folder)
                 }
                 if !madeFromSpare { try AtomicFile.makeDirectory(folder) }
             }

@@ -732,6 +732,10 @@ public actor DocumentLibrary {
     /// Writes a record and notes it in the catalog (so the watcher's event for it is known as
     /// this process's own write).
     func saveRecord(_ record: LocalDocumentRecord, durable: Bool = true) throws(EngineError) {
+        // A document's first record: its folder is the spare's when there is one.
+        if SpareStores(root: root, stores: configuration.stores).takeDocumentFolder(record.store, for: record.id) {
+            sparesTaken.insert(record.store)
+        }
         try root.save(record, durable: durable)
         catalog.wrote(record, root)
     }

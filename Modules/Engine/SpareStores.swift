@@ -4,39 +4,73 @@ import Glibc
 import FileIO
 import Foundation
 import Logging
+import Model
 import Settings
 import Storage
 
-/// Empty stores made ahead of time, one per backend, in the device's folder
-/// (`<root>/.spare-<kind>/`, beside `Documents/`): a document's first store is then one rename
-/// instead of a store made while someone waits.
+/// A document's local folder made ahead, one per backend, in the device's folder
+/// (`<root>/.spare-<kind>/`, beside `Documents/`): an empty store in `store/` and an empty file
+/// for the document's record. A new document's folder, and a discovered one's, is then one
+/// rename, its store another, its record written into the file already there.
 ///
-/// Making a store creates five files and folders (its folder, the lock file, the store, and
-/// SQLite's write-ahead log and shared-memory index) and syncs the store's first bytes; on ext4
-/// each creation scans the inodes freed in the last seconds, and together they were a fifth of
-/// new → viewable on each side (Docs/PERFORMANCE.md). A spare moves all of that to a moment
-/// when nobody waits: after a document took the spare, and when a long-lived process starts.
+/// Making a document's folder created six files and folders (the folder, the store's folder, its
+/// lock file, the store, SQLite's write-ahead log and shared-memory index), the record's
+/// temporary file, and synced the store's first bytes; on ext4 each creation scans the inodes
+/// freed in the last seconds, and together they were a fifth of new → viewable on each side
+/// (Docs/PERFORMANCE.md). A spare moves all of that to a moment when nobody waits: after a
+/// document took it, and when a long-lived process starts.
 ///
 /// A spare is always whole: it is built under `.spare-<kind>.building`, synced, and only then
-/// renamed to its name; one process builds at a time (the others skip), and a build a crash
-/// cut short is thrown away by the next. Taking it is one `rename(2)`: when two processes race,
-/// one gets it and the other makes its store as before.
+/// renamed to its name; one process builds at a time (the others skip), and a build a crash cut
+/// short is thrown away by the next. Taking it is a `rename(2)`: when two processes race, one
+/// gets it and the other makes its own as before.
 struct SpareStores: Sendable {
     let root: DeviceRoot
     let stores: StoreProvider
 
-    /// Moves the spare store of `kind` to `folder` (a store's folder: absent or empty, its parent
-    /// there). False when there is no spare or it cannot go there: the caller makes the store.
-    func take(_ kind: StoreKind, as folder: URL) -> Bool {
-        (try? AtomicFile.move(root.spareStoreDirectory(kind), to: folder)) != nil
+    /// The store's folder inside a spare, and inside a document's folder taken from one until
+    /// the store is given its name.
+    static let storeFolderName = "store"
+
+    private func spareStore(_ kind: StoreKind) -> URL {
+        root.spareStoreDirectory(kind).appendingPathComponent(Self.storeFolderName, isDirectory: false)
+    }
+
+    private static func holdsStore(_ folder: URL, _ kind: StoreKind) -> Bool {
+        access(folder.appendingPathComponent(kind.fileName, isDirectory: false).path, F_OK) == 0
     }
 
     /// Whether a spare of `kind` is ready.
-    func isReady(_ kind: StoreKind) -> Bool { access(root.spareStoreDirectory(kind).path, F_OK) == 0 }
+    func isReady(_ kind: StoreKind) -> Bool { Self.holdsStore(spareStore(kind), kind) }
+
+    /// Makes the spare of `kind` document `id`'s folder, when that folder is not there yet (its
+    /// record is then written into the spare's file). False when it is there or there is no spare.
+    @discardableResult
+    func takeDocumentFolder(_ kind: StoreKind, for id: DocumentID) -> Bool {
+        let folder = root.documentDirectory(id)
+        guard access(folder.path, F_OK) != 0, isReady(kind) else { return false }
+        return (try? AtomicFile.move(root.spareStoreDirectory(kind), to: folder)) != nil
+    }
+
+    /// Puts an empty store of `kind` made ahead at `storeFolder` (document `id`'s store folder,
+    /// not there yet): the one its document folder holds since it was taken from a spare, or the
+    /// spare's. False when there is none: the caller makes the store.
+    func takeStore(_ kind: StoreKind, for id: DocumentID, as storeFolder: URL) -> Bool {
+        let held = root.documentDirectory(id).appendingPathComponent(Self.storeFolderName, isDirectory: false)
+        if !Self.holdsStore(held, kind) { takeDocumentFolder(kind, for: id) }
+        if Self.holdsStore(held, kind) {
+            if held.standardizedFileURL.path == storeFolder.standardizedFileURL.path { return true }
+            if (try? AtomicFile.move(held, to: storeFolder)) != nil { return true }
+        }
+        // The document's folder was there already: the spare's store alone (the rest of the
+        // spare is made whole again by the next ``replenish(_:)``).
+        guard isReady(kind) else { return false }
+        return (try? AtomicFile.move(spareStore(kind), to: storeFolder)) != nil
+    }
 
     /// Makes the spare of `kind` if there is none and no other process is making it.
     /// - Throws: ``FileIOError`` or ``StoreError`` when it cannot be made (the next document's
-    ///   store is then made the old way; nothing else depends on a spare).
+    ///   folder is then made the old way; nothing else depends on a spare).
     func replenish(_ kind: StoreKind) throws {
         if isReady(kind) { return }
         let lock = try FileLock(url: root.spareLockURL)
@@ -48,10 +82,16 @@ struct SpareStores: Sendable {
         // another folder reaches the disk as two writes; the root's would otherwise wait).
         try AtomicFile.syncDirectory(root.url)
         let building = root.spareBuildingDirectory(kind)
-        if access(building.path, F_OK) == 0 { try FileManager.default.removeItem(at: building) }
-        try AtomicFile.makeDirectory(building)
-        let store = try stores.open(kind, at: building.appendingPathComponent(kind.fileName, isDirectory: false), create: true)
-        store.close()
+        for leftover in [building, root.spareStoreDirectory(kind)] where access(leftover.path, F_OK) == 0 {
+            // A build a crash cut short, or a spare whose store alone was taken (gone meanwhile:
+            // taken by another process, as it may be).
+            try? FileManager.default.removeItem(at: leftover)
+        }
+        let store = building.appendingPathComponent(Self.storeFolderName, isDirectory: false)
+        try AtomicFile.makeDirectory(store)
+        try stores.open(kind, at: store.appendingPathComponent(kind.fileName, isDirectory: false), create: true).close()
+        try AtomicFile.makeSpareTemporary(for: building.appendingPathComponent(DeviceRoot.recordFileName, isDirectory: false))
+        try AtomicFile.syncDirectory(store)
         try AtomicFile.syncDirectory(building)
         try AtomicFile.move(building, to: root.spareStoreDirectory(kind))
     }

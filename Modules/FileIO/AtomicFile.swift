@@ -39,11 +39,21 @@ public enum AtomicFile {
     }
 
     /// Writes `data` to `url` atomically, as durably as `durability` says.
-    public static func write(_ data: Data, to url: URL, mode: mode_t = 0o600, durability: Durability) throws(FileIOError) {
+    ///
+    /// `usingSpare`: when an empty file made ahead waits beside `url`
+    /// (``spareTemporary(for:)``, see ``makeSpareTemporary(for:)``), it is claimed (renamed to a
+    /// temporary name of this write's own, so two writers never share it) and filled instead of
+    /// a new file: no inode is made while the caller waits.
+    public static func write(_ data: Data, to url: URL, mode: mode_t = 0o600, durability: Durability, usingSpare: Bool = false) throws(FileIOError) {
         let directory = url.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(
             "\(temporaryPrefix)\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))", isDirectory: false)
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        var fd: Int32 = -1
+        if usingSpare, rename(spareTemporary(for: url).path, temporary.path) == 0 {
+            fd = open(temporary.path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
+            if fd < 0 { unlink(temporary.path) }
+        }
+        if fd < 0 { fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
         guard fd >= 0 else { throw FileIOError(path: temporary.path, operation: "create", errno: errno) }
         var closed = false
         defer {
@@ -90,7 +100,7 @@ public enum AtomicFile {
     ///
     /// One writer at a time: two processes rewriting the same file would share the spare.
     public static func rewrite(_ data: Data, to url: URL, mode: mode_t = 0o600) throws(FileIOError) {
-        let spare = url.deletingLastPathComponent().appendingPathComponent("\(temporaryPrefix)\(url.lastPathComponent).spare", isDirectory: false)
+        let spare = spareTemporary(for: url)
         let fd = open(spare.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw FileIOError(path: spare.path, operation: "create", errno: errno) }
         var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
@@ -124,7 +134,20 @@ public enum AtomicFile {
     /// Removes a file ``rewrite(_:to:mode:)`` keeps, and its spare.
     public static func removeRewritten(_ url: URL) {
         unlink(url.path)
-        unlink(url.deletingLastPathComponent().appendingPathComponent("\(temporaryPrefix)\(url.lastPathComponent).spare", isDirectory: false).path)
+        unlink(spareTemporary(for: url).path)
+    }
+
+    /// The empty file made ahead beside `url` that a write `usingSpare` fills.
+    public static func spareTemporary(for url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent("\(temporaryPrefix)\(url.lastPathComponent).spare", isDirectory: false)
+    }
+
+    /// Makes ``spareTemporary(for:)`` (empty, mode 0600) if it is not there.
+    public static func makeSpareTemporary(for url: URL) throws(FileIOError) {
+        let spare = spareTemporary(for: url)
+        let fd = open(spare.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileIOError(path: spare.path, operation: "create", errno: errno) }
+        _ = close(fd)
     }
 
     /// Renames a file or folder (`rename(2)`: atomic, in one file system; a folder replaces only an

@@ -5,9 +5,10 @@ import Storage
 import Testing
 import TestSupport
 
-/// A long-lived process keeps an empty store made ahead (`<root>/.spare-<kind>/`): a new
-/// document's store, and a discovered one's, is then a rename of that folder, and a new spare is
-/// made once the document is created or imported.
+/// A long-lived process keeps a document's folder made ahead (`<root>/.spare-<kind>/`: an
+/// empty store and the record's file): a new document's folder, store and record, and a
+/// discovered one's, are then renames of what is there, and a new spare is made once the
+/// document is created or imported.
 @Suite struct SpareStoreTests {
     static func inode(_ url: URL) -> UInt64? {
         var info = stat()
@@ -18,8 +19,18 @@ import TestSupport
         harness.root(device).appendingPathComponent("Documents/\(id)/\(name)", isDirectory: false)
     }
 
+    /// The spare's store folder.
     static func spare(_ harness: EngineHarness, _ device: String, _ kind: StoreKind) -> URL {
-        harness.root(device).appendingPathComponent(".spare-\(kind.rawValue)", isDirectory: false)
+        harness.root(device).appendingPathComponent(".spare-\(kind.rawValue)/store", isDirectory: false)
+    }
+
+    /// The spare's file for the record.
+    static func spareRecord(_ harness: EngineHarness, _ device: String, _ kind: StoreKind) -> URL {
+        harness.root(device).appendingPathComponent(".spare-\(kind.rawValue)/.tmp-document.json.spare", isDirectory: false)
+    }
+
+    static func record(_ harness: EngineHarness, _ device: String, _ id: DocumentID) -> URL {
+        harness.root(device).appendingPathComponent("Documents/\(id)/document.json", isDirectory: false)
     }
 
     @Test(arguments: [EngineHarness.Backend.sqlite, .json])
@@ -30,8 +41,10 @@ import TestSupport
         let a = try harness.device("A", backend: backend, keepsSpareStores: true)
         await a.prepareSpareStores()
         let spareA = try #require(Self.inode(Self.spare(harness, "A", kind)), "a long-lived process makes its spare when it starts")
+        let spareRecordA = try #require(Self.inode(Self.spareRecord(harness, "A", kind)))
         let created = try await a.create(name: try DocumentName("Spare"))
         #expect(Self.inode(Self.storeFolder(harness, "A", created.id, "Spare")) == spareA, "new's store is the spare, moved")
+        #expect(Self.inode(Self.record(harness, "A", created.id)) == spareRecordA, "its record went into the spare's file")
         let text = try await a.detail(created.id).text
         #expect(!text.isEmpty)
         await a.waitForSpareStores()
@@ -41,9 +54,11 @@ import TestSupport
         let b = try harness.device("B", backend: backend, keepsSpareStores: true)
         await b.prepareSpareStores()
         let spareB = try #require(Self.inode(Self.spare(harness, "B", kind)))
+        let spareRecordB = try #require(Self.inode(Self.spareRecord(harness, "B", kind)))
         await b.sync()
         #expect(try await b.detail(created.id).text == text)
         #expect(Self.inode(Self.storeFolder(harness, "B", created.id, "Spare")) == spareB, "the first import's store is B's spare")
+        #expect(Self.inode(Self.record(harness, "B", created.id)) == spareRecordB, "the discovered record went into it too")
         await b.waitForSpareStores()
         #expect(Self.inode(Self.spare(harness, "B", kind)).map { $0 != spareB } == true)
 
@@ -102,6 +117,17 @@ import TestSupport
         #expect(!(try await a.detail(created.id).text).isEmpty)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("notes.txt").path))
         #expect(Self.inode(Self.spare(harness, "A", .sqlite)) == spare)
+
+        // The document's folder there and empty (its record written by a process without a
+        // spare): the spare's store alone goes, and the spare is made whole again.
+        let other = DocumentID(UUID())
+        try FileManager.default.createDirectory(at: harness.root("A").appendingPathComponent("Documents/\(other)"), withIntermediateDirectories: true)
+        let second = try await a.create(name: try DocumentName("Second"), id: other)
+        #expect(Self.inode(Self.storeFolder(harness, "A", second.id, "Second")) == spare)
+        #expect(!(try await a.detail(second.id).text).isEmpty)
+        await a.waitForSpareStores()
+        #expect(Self.inode(Self.spare(harness, "A", .sqlite)).map { $0 != spare } == true)
+        #expect(Self.inode(Self.spareRecord(harness, "A", .sqlite)) != nil)
         await a.closeAll()
     }
 }
