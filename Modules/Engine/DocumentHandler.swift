@@ -85,12 +85,14 @@ actor DocumentHandler {
                 }
                 if !madeFromSpare { try AtomicFile.makeDirectory(folder) }
             }
-            let store = try stores.open(record.store, at: url, create: create)
+            let store: any DocumentStore
             do {
-                _ = try store.read()
-            } catch {
-                store.close()
-                throw error
+                store = try Self.openAndRead(stores, record.store, at: url, create: create)
+            } catch is StoreError where madeFromSpare {
+                // A spare damaged since it was made (it holds nothing yet): made again here.
+                stores.destroyQuietly(record.store, at: url)
+                madeFromSpare = false
+                store = try Self.openAndRead(stores, record.store, at: url, create: true)
             }
             return OpenDocument(record: record, store: store, madeFromSpare: madeFromSpare)
         }
@@ -100,6 +102,17 @@ actor DocumentHandler {
         openCount += 1
         open[record.id] = document
         return document
+    }
+
+    private static func openAndRead(_ stores: StoreProvider, _ kind: StoreKind, at url: URL, create: Bool) throws -> any DocumentStore {
+        let store = try stores.open(kind, at: url, create: create)
+        do {
+            _ = try store.read()
+        } catch {
+            store.close()
+            throw error
+        }
+        return store
     }
 
     /// Reads a document's contents, from its open store or by opening it briefly.

@@ -130,4 +130,23 @@ import TestSupport
         #expect(Self.inode(Self.spareRecord(harness, "A", .sqlite)) != nil)
         await a.closeAll()
     }
+
+    /// A spare damaged after it was made (it holds nothing yet) is made again in place: the new
+    /// document never reports a damaged store.
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func aDamagedSpareIsMadeAgain(_ backend: EngineHarness.Backend) async throws {
+        let kind = try #require(StoreKind(rawValue: backend.rawValue))
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: backend, keepsSpareStores: true)
+        await a.prepareSpareStores()
+        let file = Self.spare(harness, "A", kind).appendingPathComponent(kind.fileName)
+        try Data("not a store at all, not even close to one".utf8).write(to: file)
+        let created = try await a.create(name: try DocumentName("Mended"))
+        #expect(!(try await a.detail(created.id).text).isEmpty)
+        await a.closeAll()
+        let again = try harness.device("A", backend: backend)
+        #expect(!(try await again.detail(created.id).text).isEmpty)
+        await again.closeAll()
+    }
 }
