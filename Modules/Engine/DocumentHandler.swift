@@ -48,6 +48,9 @@ actor DocumentHandler {
     /// Pass-like users holding a document now (a pass's work and the autosave's shipping can
     /// overlap while the pass works off the library): the last one out closes it.
     private var passUsers: [DocumentID: Int] = [:]
+    /// Spare stores this process opened ahead (``SpareStores``), by backend, with their file's
+    /// inode (kept from reuse by the open store itself).
+    private var heldSpares: [StoreKind: (store: any DocumentStore, inode: UInt64)] = [:]
 
     init(stores: StoreProvider, root: DeviceRoot) {
         self.stores = stores
@@ -73,22 +76,35 @@ actor DocumentHandler {
         if let stale = open.removeValue(forKey: record.id) { stale.store.close() }
         let stores = self.stores
         let url = root.storeURL(record)
-        let spares = SpareStores(root: root, stores: stores)
-        let task = Task { () throws -> OpenDocument in
-            var madeFromSpare = false
-            if create {
-                let folder = url.deletingLastPathComponent()
-                // AtomicFile's FileIOError names the folder and the reason (Foundation's
-                // error printed as "Error Domain=NSCocoaErrorDomain Code=513 …").
-                if !stores.exists(record.store, at: url) {
-                    madeFromSpare = spares.takeStore(record.store, for: record.id, as: folder)
-                }
-                if !madeFromSpare { try AtomicFile.makeDirectory(folder) }
+        // A store made ahead goes to its folder here (renames), and when this process holds it
+        // open, it carries on open under its new name.
+        var madeFromSpare = false
+        var carried: (any DocumentStore)?
+        if create, !stores.exists(record.store, at: url) {
+            let spares = SpareStores(root: root, stores: stores)
+            madeFromSpare = spares.takeStore(record.store, for: record.id, as: url.deletingLastPathComponent())
+            if madeFromSpare {
+                carried = takeHeldSpare(record.store, now: url)
+            } else if let held = heldSpares[record.store], FileIdentity(path: spares.storeURL(record.store).path)?.inode != held.inode {
+                // Another process took the spare this one holds: it is that process's now.
+                heldSpares.removeValue(forKey: record.store)?.store.close()
             }
+        }
+        let task = Task { [madeFromSpare, carried] () throws -> OpenDocument in
+            var madeFromSpare = madeFromSpare
+            // AtomicFile's FileIOError names the folder and the reason (Foundation's error
+            // printed as "Error Domain=NSCocoaErrorDomain Code=513 …").
+            if create, !madeFromSpare { try AtomicFile.makeDirectory(url.deletingLastPathComponent()) }
             let store: any DocumentStore
             do {
-                store = try Self.openAndRead(stores, record.store, at: url, create: create)
+                if let carried {
+                    _ = try carried.read()
+                    store = carried
+                } else {
+                    store = try Self.openAndRead(stores, record.store, at: url, create: create)
+                }
             } catch is StoreError where madeFromSpare {
+                carried?.close()
                 // A spare damaged since it was made (it holds nothing yet): made again here.
                 stores.destroyQuietly(record.store, at: url)
                 madeFromSpare = false
@@ -102,6 +118,26 @@ actor DocumentHandler {
         openCount += 1
         open[record.id] = document
         return document
+    }
+
+    /// Opens the spare store of `kind` at `url` ahead and holds it, unless the one held is
+    /// that file already (a long-lived process, once its spare is made).
+    func holdSpare(_ kind: StoreKind, at url: URL) {
+        let inode = FileIdentity(path: url.path)?.inode
+        if let held = heldSpares[kind], held.inode == inode { return }
+        heldSpares.removeValue(forKey: kind)?.store.close()
+        guard let inode, let store = try? Self.openAndRead(stores, kind, at: url, create: false) else { return }
+        heldSpares[kind] = (store, inode)
+    }
+
+    /// The spare held open, carried on under `url` when the store there is that file: another
+    /// process may have taken that spare meanwhile (and made another), then it is closed (an
+    /// idle connection holds nothing of the other document) and the caller opens the store.
+    private func takeHeldSpare(_ kind: StoreKind, now url: URL) -> (any DocumentStore)? {
+        guard let held = heldSpares.removeValue(forKey: kind) else { return nil }
+        if FileIdentity(path: url.path)?.inode == held.inode, let moved = held.store.relocated(to: url) { return moved }
+        held.store.close()
+        return nil
     }
 
     private static func openAndRead(_ stores: StoreProvider, _ kind: StoreKind, at url: URL, create: Bool) throws -> any DocumentStore {
@@ -152,6 +188,8 @@ actor DocumentHandler {
     }
 
     func closeAll() {
+        for held in heldSpares.values { held.store.close() }
+        heldSpares.removeAll()
         for document in open.values { document.store.close() }
         open.removeAll()
         passUsers.removeAll()

@@ -40,6 +40,9 @@ struct SpareStores: Sendable {
         access(folder.appendingPathComponent(kind.fileName, isDirectory: false).path, F_OK) == 0
     }
 
+    /// The store file of the spare of `kind`.
+    func storeURL(_ kind: StoreKind) -> URL { spareStore(kind).appendingPathComponent(kind.fileName, isDirectory: false) }
+
     /// Whether a spare of `kind` is ready.
     func isReady(_ kind: StoreKind) -> Bool { Self.holdsStore(spareStore(kind), kind) }
 
@@ -103,7 +106,7 @@ extension DocumentLibrary {
     public func prepareSpareStores() async {
         guard configuration.keepsSpareStores else { return }
         await spareWork?.value
-        makeSpareStore(StoreKind(rawValue: settings.store) ?? .sqlite)
+        await makeSpareStore(StoreKind(rawValue: settings.store) ?? .sqlite)
     }
 
     /// Waits until the spare store being made, if any, is ready (tests, and callers that want the
@@ -129,10 +132,13 @@ extension DocumentLibrary {
         }
     }
 
-    private func makeSpareStore(_ kind: StoreKind) {
+    /// Makes the spare of `kind` if none is ready, and holds it open: the document that takes it
+    /// carries on with it open (opening a store was most of what remained of taking one).
+    private func makeSpareStore(_ kind: StoreKind) async {
         let spares = SpareStores(root: root, stores: configuration.stores)
         do {
             try spares.replenish(kind)
+            await handler.holdSpare(kind, at: spares.storeURL(kind))
         } catch {
             logger.notice("cannot make a spare store; the next document's store is made when it is created", metadata: [
                 "store": "\(kind)", "folder": "\(root.spareStoreDirectory(kind).path)", "error": "\(error)",

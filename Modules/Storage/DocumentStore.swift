@@ -48,10 +48,18 @@ public protocol DocumentStore: AnyObject, Sendable {
 
     /// Releases the store. Later calls throw ``StoreError/Kind/closed``. Idempotent.
     func close()
+
+    /// This store, open, after its folder was renamed so that its file is at `url` now (an
+    /// empty store made and opened ahead, given to a new document: the engine's spare stores).
+    /// This object is not used again. Nil when the backend cannot carry an open store across a
+    /// rename: the caller closes it and opens the store at `url`.
+    func relocated(to url: URL) -> (any DocumentStore)?
 }
 
 extension DocumentStore {
     public func checkpointIfDue() {}
+
+    public func relocated(to url: URL) -> (any DocumentStore)? { nil }
 
     /// A durable ``write(durable:_:)``.
     public func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {

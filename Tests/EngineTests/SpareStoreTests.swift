@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import Model
 import Storage
+import Synchronization
 import Testing
 import TestSupport
 
@@ -148,5 +149,52 @@ import TestSupport
         let again = try harness.device("A", backend: backend)
         #expect(!(try await again.detail(created.id).text).isEmpty)
         await again.closeAll()
+    }
+
+    /// The real stores, counting opens.
+    final class CountingStores: Sendable {
+        let opens = Mutex(0)
+        let base = StoreProvider.standard()
+        var provider: StoreProvider {
+            StoreProvider(
+                open: { kind, url, create throws(StoreError) in
+                    self.opens.withLock { $0 += 1 }
+                    return try self.base.open(kind, at: url, create: create)
+                },
+                destroy: { kind, url throws(StoreError) in try self.base.destroy(kind, at: url) },
+                exists: StoreProvider.fileExists)
+        }
+    }
+
+    /// A long-lived process holds its spare open: the document that takes it carries on with
+    /// that connection (no store opened while new waits), and one taken meanwhile by another
+    /// process of the device is never used for another document.
+    @Test func theSpareHeldOpenIsCarriedOnAndNeverSharedWithAnotherDocument() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let counting = CountingStores()
+        let daemon = try harness.device("A", backend: .sqlite, stores: counting.provider, keepsSpareStores: true)
+        await daemon.prepareSpareStores()
+        let before = counting.opens.withLock { $0 }
+        let first = try await daemon.create(name: try DocumentName("Carried"))
+        #expect(counting.opens.withLock { $0 } == before, "new opened no store: it carried on with the spare held open")
+        #expect(!(try await daemon.detail(first.id).text).isEmpty)
+        await daemon.waitForSpareStores()
+
+        // A command of the same device takes the spare the daemon holds open.
+        let command = try harness.device("A", backend: .sqlite)
+        let taken = try await command.create(name: try DocumentName("Taken"))
+        try await command.appendText(taken.id, " by the command")
+        await command.closeAll()
+        // The daemon's next document gets a store of its own, not the command's.
+        let second = try await daemon.create(name: try DocumentName("Own"))
+        try await daemon.appendText(second.id, " by the daemon")
+        await daemon.closeAll()
+        let reader = try harness.device("A", backend: .sqlite)
+        let takenText = try await reader.detail(taken.id).text
+        let ownText = try await reader.detail(second.id).text
+        #expect(takenText.hasSuffix(" by the command") && !takenText.contains("by the daemon"))
+        #expect(ownText.hasSuffix(" by the daemon") && !ownText.contains("by the command"))
+        await reader.closeAll()
     }
 }

@@ -166,6 +166,34 @@ public final class SQLiteDocumentStore: DocumentStore {
         Self.openPaths.withLock { $0[path, default: 0] += 1 }
     }
 
+    /// The same connection under the store's new name. Only in write-ahead-log mode: SQLite
+    /// keeps the store, its log and its shared-memory index open by descriptor and never looks
+    /// them up by name again (a rollback journal is made by name beside the file at each write,
+    /// in the old folder). The folder holds all three, so another process opening the new name
+    /// shares them, and its locks, with this connection.
+    public func relocated(to url: URL) -> (any DocumentStore)? {
+        guard journalMode == .wal, !isClosed.withLock({ $0 }) else { return nil }
+        return SQLiteDocumentStore(moving: self, to: url)
+    }
+
+    private init(moving other: SQLiteDocumentStore, to url: URL) {
+        self.url = url
+        queue = other.queue
+        cache.withLock { $0 = other.cache.withLock { $0 } }
+        commitsSinceCheckpoint.withLock { $0 = other.commitsSinceCheckpoint.withLock { $0 } }
+        journalMode = other.journalMode
+        synchronous = other.synchronous
+        connectionSynchronous = Mutex(other.connectionSynchronous.withLock { $0 })
+        writeAheadLogIsNew = Mutex(other.writeAheadLogIsNew.withLock { $0 })
+        // The old object is closed without closing the connection this one carries on.
+        other.isClosed.withLock { $0 = true }
+        Self.openPaths.withLock { paths in
+            let count = (paths[other.url.path] ?? 1) - 1
+            paths[other.url.path] = count > 0 ? count : nil
+            paths[url.path, default: 0] += 1
+        }
+    }
+
     /// Refuses files that cannot be a database (SQLite would report a short file as an empty
     /// database, or as "malformed"). With `pageCount`, also compares the file's size with the
     /// size its header records — only after SQLite failed, since a concurrent commit may
