@@ -7,6 +7,7 @@ import Logging
 import Model
 import Settings
 import Storage
+import Sync
 
 /// A document's local folder made ahead, one per backend, in the device's folder
 /// (`<root>/.spare-<kind>/`, beside `Documents/`): an empty store in `store/` and an empty file
@@ -142,6 +143,15 @@ extension DocumentLibrary {
         } catch {
             logger.notice("cannot make a spare store; the next document's store is made when it is created", metadata: [
                 "store": "\(kind)", "folder": "\(root.spareStoreDirectory(kind).path)", "error": "\(error)",
+            ])
+        }
+        // Its folder in the container too, where this device publishes (Replicator).
+        guard settings.useCloud, let cloud, cloud.container.isAvailable else { return }
+        do {
+            try cloud.prepareDocumentFolder()
+        } catch {
+            logger.notice("cannot make the next document's folder in the container ahead; it is made when the document is published", metadata: [
+                "error": "\(error)",
             ])
         }
     }

@@ -147,6 +147,9 @@ public enum AtomicFile {
         let spare = spareTemporary(for: url)
         let fd = open(spare.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileIOError(path: spare.path, operation: "create", errno: errno) }
+        // Synced now, while nobody waits: the first sync of a new file also writes its folders
+        // on ext4 without a journal (`ext4_sync_parent`), which the write that fills it would pay.
+        _ = fsync(fd)
         _ = close(fd)
     }
 
@@ -161,9 +164,9 @@ public enum AtomicFile {
     /// Writes `data` to `url` only if nothing is there yet (write-once files). Returns false when a
     /// file already exists; the existing file is left alone.
     @discardableResult
-    public static func writeOnce(_ data: Data, to url: URL) throws(FileIOError) -> Bool {
+    public static func writeOnce(_ data: Data, to url: URL, usingSpare: Bool = false) throws(FileIOError) -> Bool {
         if FileManager.default.fileExists(atPath: url.path) { return false }
-        try write(data, to: url)
+        try write(data, to: url, durability: .durable, usingSpare: usingSpare)
         return true
     }
 

@@ -68,7 +68,9 @@ extension Container {
     public func classify(_ url: URL) -> ContainerChange {
         guard let relative = relativePath(of: url) else { return .containerWide(writer: nil) }
         let parts = relative.split(separator: "/")
-        if let name = parts.last, ContainerFiles.isTemporary(String(name)) { return .temporary }
+        // A temporary name anywhere on the way: readers skip it and all below it (a device's
+        // document folder made ahead is one).
+        if parts.contains(where: { ContainerFiles.isTemporary(String($0)) }) { return .temporary }
         if parts.count >= 2, parts[0] == "documents", let id = DocumentID(String(parts[1])) {
             if parts.count == 2 || (parts.count == 3 && (parts[2] == "logs" || parts[2] == "baselines")) { return .folder }
             // Only the lower-case spelling of the device's folder is where its logs go.

@@ -70,11 +70,22 @@ public struct Container: Sendable {
     public var tombstonesDirectory: URL { root.appendingPathComponent("tombstones", isDirectory: false) }
 
     public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description, isDirectory: false) }
+    /// A device's next document folder, made ahead (``Replicator/prepareDocumentFolder()``): a
+    /// dot name, which every reader skips.
+    public func spareDocumentDirectory(device: DeviceID) -> URL {
+        documentsDirectory.appendingPathComponent(".spare-\(device)", isDirectory: false)
+    }
     public func infoURL(_ id: DocumentID, device: DeviceID) -> URL {
-        documentDirectory(id).appendingPathComponent("info-\(device).json", isDirectory: false)
+        Self.infoURL(inDocumentFolder: documentDirectory(id), device: device)
     }
     public func logsDirectory(_ id: DocumentID, device: DeviceID) -> URL {
-        documentDirectory(id).appendingPathComponent("logs", isDirectory: false).appendingPathComponent(device.description, isDirectory: false)
+        Self.logsDirectory(inDocumentFolder: documentDirectory(id), device: device)
+    }
+    static func infoURL(inDocumentFolder folder: URL, device: DeviceID) -> URL {
+        folder.appendingPathComponent("info-\(device).json", isDirectory: false)
+    }
+    static func logsDirectory(inDocumentFolder folder: URL, device: DeviceID) -> URL {
+        folder.appendingPathComponent("logs", isDirectory: false).appendingPathComponent(device.description, isDirectory: false)
     }
     public func logURL(_ id: DocumentID, device: DeviceID, sequence: UInt64) -> URL {
         logsDirectory(id, device: device).appendingPathComponent(Self.logFileName(sequence), isDirectory: false)
@@ -595,7 +606,8 @@ public struct Container: Sendable {
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
             try AtomicFile.makeDirectory(url.deletingLastPathComponent())
-            try AtomicFile.write(data, to: url)
+            // Into the empty file a document folder made ahead brings, when it is there.
+            try AtomicFile.write(data, to: url, durability: .durable, usingSpare: true)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)
         }
@@ -608,7 +620,7 @@ public struct Container: Sendable {
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
             try AtomicFile.makeDirectory(url.deletingLastPathComponent())
-            try AtomicFile.writeOnce(data, to: url)
+            try AtomicFile.writeOnce(data, to: url, usingSpare: true)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)
         }

@@ -50,6 +50,19 @@ import TestSupport
         #expect(other.target == [doc])
     }
 
+    /// A peer's document folder made ahead (`documents/.spare-<device>/…`) is no pass at all,
+    /// whatever lies in it: readers skip it, and a full pass for each one made was a full pass
+    /// on every device after every `new`.
+    @Test func whatLiesBelowADotFolderIsNoPass() {
+        let me = Fixed.device(1), peer = Fixed.device(2)
+        var batch = ChangeBatch()
+        for path in [".spare-\(peer)", ".spare-\(peer)/logs", ".spare-\(peer)/logs/\(peer)", ".spare-\(peer).building/logs/\(peer)/0000000000000001.log"] {
+            batch.add(.changed(container.appendingPathComponent("documents/\(path)")), container: view, ignoring: me)
+        }
+        #expect(batch.isEmpty)
+        #expect(batch.target == [])
+    }
+
     /// A peer's log is an arrival its pass can import alone; a writer's temporary file is no
     /// pass at all (its rename is reported next); any other file of the document makes the
     /// document's pass a whole one.

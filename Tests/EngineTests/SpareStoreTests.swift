@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import Model
 import Storage
+import Sync
 import Synchronization
 import Testing
 import TestSupport
@@ -196,5 +197,37 @@ import TestSupport
         #expect(takenText.hasSuffix(" by the command") && !takenText.contains("by the daemon"))
         #expect(ownText.hasSuffix(" by the daemon") && !ownText.contains("by the command"))
         await reader.closeAll()
+    }
+
+    /// The device's next document folder in the container is made ahead too (a dot name, which
+    /// readers skip): publishing renames it into place and fills its files, and a new one is
+    /// made after.
+    @Test func theContainerFolderIsMadeAheadTakenByNewAndInvisibleToReaders() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite, keepsSpareStores: true)
+        await a.prepareSpareStores()
+        let device = a.identity.id
+        let spare = harness.container.appendingPathComponent("documents/.spare-\(device)")
+        let folder = try #require(Self.inode(spare))
+        let info = try #require(Self.inode(spare.appendingPathComponent(".tmp-info-\(device).json.spare")))
+        let log = try #require(Self.inode(spare.appendingPathComponent("logs/\(device)/.tmp-0000000000000001.log.spare")))
+        // Nobody reads it: a peer discovers nothing, and the container verifies clean.
+        let b = try harness.device("B", backend: .sqlite)
+        #expect(await b.sync().discovered.isEmpty)
+        #expect(Container(root: harness.container).verify().problems.isEmpty)
+
+        let created = try await a.create(name: try DocumentName("Published"))
+        let published = harness.container.appendingPathComponent("documents/\(created.id)")
+        #expect(Self.inode(published) == folder, "the folder made ahead became the document's")
+        #expect(Self.inode(published.appendingPathComponent("info-\(device).json")) == info)
+        #expect(Self.inode(published.appendingPathComponent("logs/\(device)/0000000000000001.log")) == log)
+        await a.waitForSpareStores()
+        #expect(Self.inode(spare).map { $0 != folder } == true, "another is made after new")
+        await b.sync()
+        #expect(try await b.detail(created.id).text == (try await a.detail(created.id).text))
+        #expect(Container(root: harness.container).verify().problems.isEmpty)
+        await a.closeAll()
+        await b.closeAll()
     }
 }
