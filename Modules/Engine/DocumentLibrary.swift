@@ -135,6 +135,7 @@ public actor DocumentLibrary {
                 device: configuration.identity, now: configuration.now)
             // The format last seen (the identity check keeps it current).
             replicator.format = saved?.logFormat ?? .version1
+            replicator.preparesNextLog = configuration.keepsSpareStores
             self.replicator = replicator
         } else {
             replicator = nil

@@ -28,6 +28,10 @@ public struct Replicator: Sendable {
     /// When this machine started (a power loss can only have undone commits made before): only
     /// such logs of this device are taken back by ``flush(_:in:)`` (`resequence`).
     public var bootedAt: @Sendable () -> Date = Replicator.systemBootTime
+    /// After shipping a document's logs, make the next one's file ahead (an empty, synced
+    /// `.tmp-<sequence>.log.spare` beside them, which the next ``flush(_:in:)`` fills): the
+    /// next save makes no file while it waits. For long-lived processes, whose next save comes.
+    public var preparesNextLog = false
     private let now: @Sendable () -> Date
 
     public init(container: Container, device: DeviceIdentity, baselineThreshold: Int = 100, importBatchSize: Int = 5_000, now: @escaping @Sendable () -> Date = Date.init) {
@@ -217,6 +221,9 @@ public struct Replicator: Sendable {
         let sent = Set(outbox.keys)
         try store.write(durable: false) { contents in
             for sequence in sent { contents.sync.outbox[sequence] = nil }
+        }
+        if preparesNextLog, let last = sent.max(), last < UInt64.max {
+            try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device.id, sequence: last + 1))
         }
         return written
     }

@@ -230,4 +230,25 @@ import TestSupport
         await a.closeAll()
         await b.closeAll()
     }
+
+    /// A long-lived process makes each document's next log file ahead, after shipping a save:
+    /// the next save fills it (its log is that file) and makes the one after.
+    @Test func eachSaveFillsTheLogFileTheLastMadeAhead() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite, keepsSpareStores: true)
+        let created = try await a.create(name: try DocumentName("Saves"))
+        let logs = harness.container.appendingPathComponent("documents/\(created.id)/logs/\(a.identity.id)")
+        let next = try #require(Self.inode(logs.appendingPathComponent(".tmp-0000000000000002.log.spare")), "made after the first log")
+        try await a.appendText(created.id, " two")
+        #expect(Self.inode(logs.appendingPathComponent("0000000000000002.log")) == next)
+        #expect(Self.inode(logs.appendingPathComponent(".tmp-0000000000000003.log.spare")) != nil)
+        // Readers skip it: the container verifies clean, and a peer has both saves.
+        #expect(Container(root: harness.container).verify().problems.isEmpty)
+        let b = try harness.device("B", backend: .sqlite)
+        await b.sync()
+        #expect(try await b.detail(created.id).text == (try await a.detail(created.id).text))
+        await a.closeAll()
+        await b.closeAll()
+    }
 }
