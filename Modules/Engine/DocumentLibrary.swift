@@ -26,9 +26,11 @@ public actor DocumentLibrary {
         /// Told about every file this device writes into the container (a replication engine's
         /// nudge); flushed by ``DocumentLibrary/closeAll()``. Nil: nobody is told.
         public var containerObserver: (any ContainerWriteObserver)?
-        /// Keep an empty store of each backend in use made ahead (``SpareStores``), so that a new
-        /// or newly discovered document's store is a rename. For long-lived processes (the
-        /// daemon, the TUI): a command that exits at once would make one per run for nobody.
+        /// Keep a document's folder made ahead, here (an empty store, held open, and the record's
+        /// file: ``SpareStores``) and in the container (``Replicator/prepareDocumentFolder()``),
+        /// and each document's next log file, so that a new or newly discovered document, and
+        /// each save, makes no file while someone waits. For long-lived processes (the daemon,
+        /// the TUI): a command that exits at once would make them for nobody.
         public var keepsSpareStores: Bool
 
         public init(
@@ -360,6 +362,8 @@ public actor DocumentLibrary {
         let summary = await summary(of: record)
         emit(.documentAdded(summary))
         logger.info("created document", metadata: ["name": "\(name)", "uuid": "\(record.id)", "location": "\(record.location.rawValue)"])
+        // Its folder in the container may have been the one made ahead, whatever the store was.
+        if useCloud { sparesTaken.insert(kind) }
         replenishTakenSpares()
         return summary
     }

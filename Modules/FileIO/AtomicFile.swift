@@ -142,14 +142,16 @@ public enum AtomicFile {
         url.deletingLastPathComponent().appendingPathComponent("\(temporaryPrefix)\(url.lastPathComponent).spare", isDirectory: false)
     }
 
-    /// Makes ``spareTemporary(for:)`` (empty, mode 0600) if it is not there.
-    public static func makeSpareTemporary(for url: URL) throws(FileIOError) {
+    /// Makes ``spareTemporary(for:)`` (empty, mode 0600) if it is not there; with `synced`, syncs
+    /// it too (see below).
+    public static func makeSpareTemporary(for url: URL, synced: Bool = true) throws(FileIOError) {
         let spare = spareTemporary(for: url)
         let fd = open(spare.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileIOError(path: spare.path, operation: "create", errno: errno) }
         // Synced now, while nobody waits: the first sync of a new file also writes its folders
-        // on ext4 without a journal (`ext4_sync_parent`), which the write that fills it would pay.
-        _ = fsync(fd)
+        // on ext4 without a journal (`ext4_sync_parent`), which the write that fills it would pay
+        // (in a folder just made, every folder up to the one synced last).
+        if synced { _ = fsync(fd) }
         _ = close(fd)
     }
 

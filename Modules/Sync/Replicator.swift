@@ -223,7 +223,9 @@ public struct Replicator: Sendable {
             for sequence in sent { contents.sync.outbox[sequence] = nil }
         }
         if preparesNextLog, let last = sent.max(), last < UInt64.max {
-            try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device.id, sequence: last + 1))
+            // Not synced: its folder is an old one, synced by every log's write anyway, and a sync
+            // per save would cost a burst of saves more than the file saves the next one.
+            try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device.id, sequence: last + 1), synced: false)
         }
         return written
     }
