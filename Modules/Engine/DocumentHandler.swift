@@ -120,13 +120,17 @@ actor DocumentHandler {
         return document
     }
 
-    /// Opens the spare store of `kind` at `url` ahead and holds it, unless the one held is
-    /// that file already (a long-lived process, once its spare is made).
-    func holdSpare(_ kind: StoreKind, at url: URL) {
-        let inode = FileIdentity(path: url.path)?.inode
-        if let held = heldSpares[kind], held.inode == inode { return }
+    /// The inode of the spare store of `kind` held open, if any.
+    func heldSpareInode(_ kind: StoreKind) -> UInt64? { heldSpares[kind]?.inode }
+
+    /// Holds `store`, the spare of `kind` (opened off this actor by whoever made it), open
+    /// ahead: the document that takes that spare carries on with it.
+    func keepHeldSpare(_ kind: StoreKind, _ store: any DocumentStore, inode: UInt64) {
+        if heldSpares[kind]?.inode == inode {
+            store.close()
+            return
+        }
         heldSpares.removeValue(forKey: kind)?.store.close()
-        guard let inode, let store = try? Self.openAndRead(stores, kind, at: url, create: false) else { return }
         heldSpares[kind] = (store, inode)
     }
 

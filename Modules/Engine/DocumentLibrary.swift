@@ -451,6 +451,8 @@ public actor DocumentLibrary {
 
     /// Closes every open document (the seed's applicationWillTerminate: save and close).
     public func closeAll() async {
+        // Spares being made are held open when they are done: done first, then closed too.
+        await waitForSpareStores()
         await handler.closeAll()
         saveCatalog()
         // A short-lived process exits next: let the nudges for what it wrote go out first.

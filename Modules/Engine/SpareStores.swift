@@ -107,7 +107,7 @@ extension DocumentLibrary {
     public func prepareSpareStores() async {
         guard configuration.keepsSpareStores else { return }
         await spareWork?.value
-        await makeSpareStore(StoreKind(rawValue: settings.store) ?? .sqlite)
+        await Self.makeSpares(StoreKind(rawValue: settings.store) ?? .sqlite, spareWorkInputs())
     }
 
     /// Waits until the spare store being made, if any, is ready (tests, and callers that want the
@@ -119,38 +119,57 @@ extension DocumentLibrary {
         }
     }
 
-    /// Makes again, once the library is free, the spares documents took: called as `new` returns
-    /// and as a pass ends, never while someone waits for the document that took one (a task
-    /// started as the spare was taken would run at the pass's next suspension, before its import).
+    /// Makes again the spares documents took, off the library: called as `new` returns and as a
+    /// pass ends, never while someone waits for the document that took one. The work runs on no
+    /// actor of the library's, so a log that arrives meanwhile is imported at once (made on the
+    /// library, the spare held its next pass back by the 2–4 ms it takes).
     func replenishTakenSpares() {
         let kinds = sparesTaken
         sparesTaken = []
         guard configuration.keepsSpareStores, !kinds.isEmpty else { return }
-        let previous = spareWork
-        spareWork = Task { [weak self] in
+        let previous = spareWork, inputs = spareWorkInputs()
+        spareWork = Task.detached {
             await previous?.value
-            for kind in kinds.sorted(by: { $0.rawValue < $1.rawValue }) { await self?.makeSpareStore(kind) }
+            for kind in kinds.sorted(by: { $0.rawValue < $1.rawValue }) { await Self.makeSpares(kind, inputs) }
         }
     }
 
-    /// Makes the spare of `kind` if none is ready, and holds it open: the document that takes it
-    /// carries on with it open (opening a store was most of what remained of taking one).
-    private func makeSpareStore(_ kind: StoreKind) async {
-        let spares = SpareStores(root: root, stores: configuration.stores)
+    struct SpareWorkInputs: Sendable {
+        var spares: SpareStores
+        var handler: DocumentHandler
+        /// The replicator, when this device publishes to a container it may use now.
+        var cloud: Replicator?
+        var logger: Logger
+    }
+
+    private func spareWorkInputs() -> SpareWorkInputs {
+        SpareWorkInputs(
+            spares: SpareStores(root: root, stores: configuration.stores), handler: handler,
+            cloud: settings.useCloud ? cloud : nil, logger: logger)
+    }
+
+    /// Makes the spare of `kind` if none is ready and holds it open (the document that takes it
+    /// carries on with it open), and this device's next document folder in the container.
+    private static func makeSpares(_ kind: StoreKind, _ inputs: SpareWorkInputs) async {
+        let spares = inputs.spares
         do {
             try spares.replenish(kind)
-            await handler.holdSpare(kind, at: spares.storeURL(kind))
+            let url = spares.storeURL(kind)
+            if let inode = FileIdentity(path: url.path)?.inode, await inputs.handler.heldSpareInode(kind) != inode {
+                let store = try spares.stores.open(kind, at: url, create: false)
+                _ = try? store.read()
+                await inputs.handler.keepHeldSpare(kind, store, inode: inode)
+            }
         } catch {
-            logger.notice("cannot make a spare store; the next document's store is made when it is created", metadata: [
-                "store": "\(kind)", "folder": "\(root.spareStoreDirectory(kind).path)", "error": "\(error)",
+            inputs.logger.notice("cannot make a spare store; the next document's store is made when it is created", metadata: [
+                "store": "\(kind)", "folder": "\(spares.root.spareStoreDirectory(kind).path)", "error": "\(error)",
             ])
         }
-        // Its folder in the container too, where this device publishes (Replicator).
-        guard settings.useCloud, let cloud, cloud.container.isAvailable else { return }
+        guard let cloud = inputs.cloud, cloud.container.isAvailable else { return }
         do {
             try cloud.prepareDocumentFolder()
         } catch {
-            logger.notice("cannot make the next document's folder in the container ahead; it is made when the document is published", metadata: [
+            inputs.logger.notice("cannot make the next document's folder in the container ahead; it is made when the document is published", metadata: [
                 "error": "\(error)",
             ])
         }
