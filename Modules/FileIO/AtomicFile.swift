@@ -228,6 +228,35 @@ public enum AtomicFile {
         try makeDirectory(path: url.path, depth: 0)
     }
 
+    /// Creates `url` and the folders between it and `base`, never `base` itself nor anything
+    /// above it: a shared folder that went away (an unmounted drive, a container moved off)
+    /// is not made again, empty, by a write that raced its going.
+    /// - Throws: ``FileIOError`` (`ENOENT` when `base` is gone).
+    public static func makeDirectory(_ url: URL, below base: URL) throws(FileIOError) {
+        let basePath = base.standardizedFileURL.path, path = url.standardizedFileURL.path
+        guard path.hasPrefix(basePath + "/") else {
+            if path == basePath, isDirectory(path) { return }
+            throw FileIOError(path: path, operation: "create folder", errno: ENOENT, detail: "it is not inside \(basePath)")
+        }
+        guard isDirectory(basePath) else {
+            throw FileIOError(path: basePath, operation: "create folder", errno: ENOENT, detail: "the folder it belongs in is gone (or is not a folder)")
+        }
+        var current = basePath
+        for component in path.dropFirst(basePath.count + 1).split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, 0o700) == 0 || (errno == EEXIST && isDirectory(current)) { continue }
+            let code = errno == EEXIST ? ENOTDIR : errno
+            throw FileIOError(
+                path: current, operation: "create folder", errno: code,
+                detail: code == ENOTDIR ? "a file is where this folder belongs; move it out of the way" : folderProblem(code))
+        }
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
     private static func makeDirectory(path: String, depth: Int) throws(FileIOError) {
         if mkdir(path, 0o700) == 0 { return }
         let code = errno

@@ -31,7 +31,7 @@ extension Container {
         if optional, !FileManager.default.fileExists(atPath: source.path) { return }
         do {
             let data = try readFile(source, limit: Self.maximumBaselineSize)
-            try AtomicFile.makeDirectory(destination.deletingLastPathComponent())
+            try AtomicFile.makeDirectory(destination.deletingLastPathComponent(), below: other.root)
             _ = try AtomicFile.writeOnce(data, to: destination)
         } catch {
             throw SyncError(.writeFailed, path: destination.path, detail: "could not carry \(source.path): \(error)")

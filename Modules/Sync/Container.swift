@@ -605,7 +605,7 @@ public struct Container: Sendable {
     func writeRaw(_ data: Data, to url: URL) throws(SyncError) {
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
-            try AtomicFile.makeDirectory(url.deletingLastPathComponent())
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
             // Into the empty file a document folder made ahead brings, when it is there.
             try AtomicFile.write(data, to: url, durability: .durable, usingSpare: true)
         } catch {
@@ -619,7 +619,7 @@ public struct Container: Sendable {
         let url = logURL(document, device: device, sequence: sequence)
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         do {
-            try AtomicFile.makeDirectory(url.deletingLastPathComponent())
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
             try AtomicFile.writeOnce(data, to: url, usingSpare: true)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)

@@ -341,7 +341,7 @@ public struct Replicator: Sendable {
         if let problem = container.symlinkProblem(building) { throw SyncError(.writeFailed, path: building.path, detail: problem) }
         do {
             if FileManager.default.fileExists(atPath: building.path) { try FileManager.default.removeItem(at: building) }
-            try AtomicFile.makeDirectory(logs)
+            try AtomicFile.makeDirectory(logs, below: container.root)
             try AtomicFile.makeSpareTemporary(for: Container.infoURL(inDocumentFolder: building, device: device.id))
             try AtomicFile.makeSpareTemporary(for: logs.appendingPathComponent(Container.logFileName(1), isDirectory: false))
             try AtomicFile.syncDirectory(logs)

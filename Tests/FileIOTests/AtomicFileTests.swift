@@ -197,4 +197,31 @@ import TestSupport
             #expect(error.description.contains("permission denied"), "\(error)")
         }
     }
+
+    /// Folders made below a shared folder never make the shared folder itself: one that went
+    /// away (a drive unmounted, a container moved off) stays gone instead of coming back empty
+    /// under a write that raced its going, and the write fails naming it.
+    @Test func foldersBelowAGoneFolderAreNotMadeNorIsIt() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let shared = folder.appending("container")
+        try AtomicFile.makeDirectory(shared)
+        try AtomicFile.makeDirectory(shared.appendingPathComponent("documents/d/logs"), below: shared)
+        var info = stat()
+        #expect(stat(shared.appendingPathComponent("documents/d/logs").path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        try AtomicFile.makeDirectory(shared.appendingPathComponent("documents/d/logs"), below: shared)
+
+        try FileManager.default.moveItem(at: shared, to: folder.appending("moved"))
+        let error = #expect(throws: FileIOError.self) {
+            try AtomicFile.makeDirectory(shared.appendingPathComponent("documents/e/logs"), below: shared)
+        }
+        #expect(error?.code == ENOENT)
+        #expect(error?.description.contains(shared.path) == true, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: shared.path), "the gone folder is not made again")
+
+        try Data("x".utf8).write(to: shared)
+        let blocked = #expect(throws: FileIOError.self) { try AtomicFile.makeDirectory(shared.appendingPathComponent("documents"), below: shared) }
+        #expect(blocked?.code == ENOENT)
+    }
 }
+
