@@ -171,14 +171,16 @@ actor DocumentHandler {
     /// Closes the documents a sync pass opened that nobody else asked for meanwhile (except
     /// `keep`), so a pass over thousands of documents leaves neither thousands of open files
     /// nor their caches behind.
-    func closeWhatPassesOpened(except keep: DocumentID?) {
-        for id in Array(openedByPass.keys) where (passUsers[id] ?? 0) <= 1 { closeIfOpenedByPass(id, except: keep) }
+    /// `awaiting`: documents left open for a pass that comes soon (a discovered document whose
+    /// first log is on its way); a later pass closes them.
+    func closeWhatPassesOpened(except keep: DocumentID?, awaiting: Set<DocumentID> = []) {
+        for id in Array(openedByPass.keys) where (passUsers[id] ?? 0) <= 1 { closeIfOpenedByPass(id, except: keep, awaiting: awaiting) }
     }
 
     /// Closes one document if a pass opened it and nobody else asked for it meanwhile: a pass
     /// closes each document as soon as it is done with it, so a first pass over thousands of
     /// documents holds one open at a time.
-    func closeIfOpenedByPass(_ id: DocumentID, except keep: DocumentID?) {
+    func closeIfOpenedByPass(_ id: DocumentID, except keep: DocumentID?, awaiting: Set<DocumentID> = []) {
         if let users = passUsers[id] {
             // Another pass-like user still works with it: it closes it when done.
             guard users <= 1 else {
@@ -187,6 +189,7 @@ actor DocumentHandler {
             }
             passUsers[id] = nil
         }
+        if awaiting.contains(id) { return }
         guard let count = openedByPass.removeValue(forKey: id), id != keep, calls[id] == count, opening[id] == nil else { return }
         close(id)
     }

@@ -441,6 +441,7 @@ extension DocumentLibrary {
         _ imported: ImportReport, before: StoreContents, after contents: StoreContents, record: LocalDocumentRecord, report: inout SyncReport
     ) async {
         let fromPeers = imported.imported.filter { $0.device != identity.id }
+        if !imported.imported.isEmpty { discoveredAwaitingLog[record.id] = nil }
         if !imported.summary.conflicts.isEmpty {
             var names = Dictionary(fromPeers.map { ($0.device, $0.deviceName) }, uniquingKeysWith: { first, _ in first })
             names[identity.id] = identity.name + " (this device)"
@@ -526,6 +527,8 @@ extension DocumentLibrary {
                 // discovery never holds stores open. Not flushed to the disk: a record lost in a
                 // crash is discovered again (the container has the document).
                 try saveRecord(record, durable: false)
+                // Its first log usually lands a moment after its info file.
+                noteAwaitingFirstLog(record.id)
                 report.discovered.append(info.name.rawValue)
                 emit(.documentAdded(await summary(of: record)))
                 logger.info("discovered document", metadata: ["name": "\(info.name)", "uuid": "\(record.id)", "creator": "\(info.createdByName)"])

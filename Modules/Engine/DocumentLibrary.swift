@@ -122,6 +122,10 @@ public actor DocumentLibrary {
     /// (``replenishTakenSpares()``).
     var sparesTaken: Set<StoreKind> = []
     var spareWork: Task<Void, Never>?
+    /// Documents this library discovered whose first log has not come yet, and when each was
+    /// discovered: the log follows within milliseconds when the peer is live, and meanwhile
+    /// the document stays open and no spare is made (``awaitingFirstLog(at:)``).
+    var discoveredAwaitingLog: [DocumentID: Date] = [:]
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -442,8 +446,14 @@ public actor DocumentLibrary {
         return document
     }
     /// Closes what the pass opened and nobody else uses (the inspected document stays open).
-    func closeWhatThePassOpened() async { await handler.closeWhatPassesOpened(except: ping.inspected) }
-    func closeIfThePassOpened(_ id: DocumentID) async { await handler.closeIfOpenedByPass(id, except: ping.inspected) }
+    /// A discovered document waiting for its first log stays open too, for the pass its log
+    /// starts in a moment (``discoveredAwaitingLog``).
+    func closeWhatThePassOpened() async {
+        await handler.closeWhatPassesOpened(except: ping.inspected, awaiting: awaitingFirstLog())
+    }
+    func closeIfThePassOpened(_ id: DocumentID) async {
+        await handler.closeIfOpenedByPass(id, except: ping.inspected, awaiting: awaitingFirstLog())
+    }
     /// How many stores the handler really opened (concurrent callers share one open).
     public func storeOpenCount() async -> Int { await handler.openCountForTesting() }
     /// How many documents are open right now (zero after ``closeAll()``).

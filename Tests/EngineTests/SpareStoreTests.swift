@@ -251,4 +251,47 @@ import TestSupport
         await a.closeAll()
         await b.closeAll()
     }
+
+    /// A document discovered before its first log came: its store stays open and no spare is
+    /// made while the log is on its way (the making's syncs held back that log's import:
+    /// new → viewable took 10 ms instead of 3). Once the log is imported, or `firstLogWait`
+    /// after the discovery without it (its creator may have stopped), the store is closed and
+    /// the spare made.
+    @Test func aDocumentDiscoveredBeforeItsFirstLogStaysOpenAndTheSpareWaits() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite)
+        let first = try await a.create(name: try DocumentName("First"))
+        let second = try await a.create(name: try DocumentName("Second"))
+        await a.closeAll()
+        // Their logs are held back: B finds the info files alone.
+        let container = Container(root: harness.container)
+        let held = harness.folder.appending("held")
+        try FileManager.default.createDirectory(at: held, withIntermediateDirectories: true)
+        for id in [first.id, second.id] {
+            try FileManager.default.moveItem(at: container.logsDirectory(id, device: a.identity.id), to: held.appendingPathComponent(id.description))
+        }
+        let b = try harness.device("B", backend: .sqlite, keepsSpareStores: true)
+        await b.prepareSpareStores()
+        #expect(Self.inode(Self.spare(harness, "B", .sqlite)) != nil)
+        #expect(Set(await b.sync().discovered) == ["First", "Second"])
+        #expect(await b.openDocumentCount() == 2, "both wait open for their first log")
+        await b.waitForSpareStores()
+        #expect(Self.inode(Self.spare(harness, "B", .sqlite)) == nil, "no spare is made while a first log is on its way")
+
+        try FileManager.default.moveItem(at: held.appendingPathComponent(first.id.description), to: container.logsDirectory(first.id, device: a.identity.id))
+        #expect(await b.sync().importedLogs == 1)
+        #expect(await b.openDocumentCount() == 1, "the imported one is closed; the other still waits")
+        await b.waitForSpareStores()
+        #expect(Self.inode(Self.spare(harness, "B", .sqlite)) == nil)
+
+        harness.clock.advance(2)
+        await b.sync()
+        #expect(await b.openDocumentCount() == 0, "after the wait, its store is closed")
+        await b.waitForSpareStores()
+        #expect(Self.inode(Self.spare(harness, "B", .sqlite)) != nil, "and the spare is made")
+        #expect(try await b.detail(first.id).text == (try await a.detail(first.id).text))
+        await a.closeAll()
+        await b.closeAll()
+    }
 }
