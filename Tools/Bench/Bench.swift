@@ -131,6 +131,15 @@ struct Run: AsyncParsableCommand {
             table.row("new.viewable.max", "new on A → viewable on B, max", ms: stats.maxMs, ratio: .oneWay)
         }
 
+        // The disk's speed moves within minutes here: the limit again after the rows measured
+        // against it, so a run whose disk changed under it shows it (its ratio is the drift).
+        if selected.contains(.limit), selected.contains(where: \.usesLimit) {
+            progress("physical limit again, after the latency rows …")
+            let again = try Handoff.measure(rounds: sizes.handoff, folder: folder.appendingPathComponent("handoff-after"), executable: programs.bench)
+            guard let oneWay = LatencyStatistics(milliseconds: again.oneWayMs) else { throw BenchError("the second hand-off measured nothing") }
+            table.row("limit.after.oneway.p50", "physical limit again, after the latency rows: one-way p50 (ratio: the drift)", ms: oneWay.p50Ms, ratio: .oneWay)
+        }
+
         if selected.contains(.backlog) {
             progress("backlog: a fresh device imports \(sizes.backlog) changes …")
             let result = try await Scenarios.backlog(folder: folder.appendingPathComponent("backlog"), store: store, changes: sizes.backlog)
@@ -243,7 +252,7 @@ enum Scenario: CaseIterable {
 
     var rows: [String] {
         switch self {
-        case .limit: ["limit.oneway.p50", "limit.oneway.p99", "limit.roundtrip.p50", "limit.paced.oneway.p50", "limit.paced.oneway.p99"]
+        case .limit: ["limit.oneway.p50", "limit.oneway.p99", "limit.roundtrip.p50", "limit.paced.oneway.p50", "limit.paced.oneway.p99", "limit.after.oneway.p50"]
         case .ping: ["ping.oneway.p50", "ping.oneway.p99", "ping.roundtrip.p50"]
         case .pingSigned: ["ping.signed.oneway.p50", "ping.signed.oneway.p99", "ping.signed.roundtrip.p50"]
         case .pingSlow: ["ping.slow.oneway.p50", "ping.slow.oneway.p99", "ping.slow.roundtrip.p50"]
