@@ -106,7 +106,7 @@ actor DocumentHandler {
             } catch is StoreError where madeFromSpare {
                 carried?.close()
                 // A spare damaged since it was made (it holds nothing yet): made again here.
-                stores.destroyQuietly(record.store, at: url)
+                try? stores.destroy(record.store, at: url)
                 madeFromSpare = false
                 store = try Self.openAndRead(stores, record.store, at: url, create: true)
             }

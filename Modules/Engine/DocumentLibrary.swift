@@ -124,7 +124,7 @@ public actor DocumentLibrary {
     var spareWork: Task<Void, Never>?
     /// Documents this library discovered whose first log has not come yet, and when each was
     /// discovered: the log follows within milliseconds when the peer is live, and meanwhile
-    /// the document stays open and no spare is made (``awaitingFirstLog(at:)``).
+    /// the document stays open and no spare is made (``awaitingFirstLog()``).
     var discoveredAwaitingLog: [DocumentID: Date] = [:]
 
     public init(_ configuration: Configuration) {
@@ -461,8 +461,9 @@ public actor DocumentLibrary {
 
     /// Closes every open document (the seed's applicationWillTerminate: save and close).
     public func closeAll() async {
-        // Spares being made are held open when they are done: done first, then closed too.
-        await waitForSpareStores()
+        // Spares being made are held open when they are done: done first, then closed too
+        // (none is started now: the process is closing).
+        await finishSpareWork()
         await handler.closeAll()
         saveCatalog()
         // A short-lived process exits next: let the nudges for what it wrote go out first.

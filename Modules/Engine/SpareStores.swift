@@ -110,10 +110,15 @@ extension DocumentLibrary {
         await Self.makeSpares(StoreKind(rawValue: settings.store) ?? .sqlite, spareWorkInputs())
     }
 
-    /// Waits until the spare store being made, if any, is ready (tests, and callers that want the
+    /// Makes the spares due now and waits until they are ready (tests, and callers that want the
     /// next document's store to be a rename).
     public func waitForSpareStores() async {
         replenishTakenSpares()
+        await finishSpareWork()
+    }
+
+    /// Waits for the spares being made, starting none.
+    func finishSpareWork() async {
         while let work = spareWork {
             await work.value
             if spareWork == work { spareWork = nil }

@@ -230,47 +230,37 @@ public enum AtomicFile {
 
     /// Creates `url` and the folders between it and `base`, never `base` itself nor anything
     /// above it: a shared folder that went away (an unmounted drive, a container moved off)
-    /// is not made again, empty, by a write that raced its going.
+    /// is not made again, empty, by a write that raced its going. One `mkdir` when the parent
+    /// is there, as ``makeDirectory(_:)``.
     /// - Throws: ``FileIOError`` (`ENOENT` when `base` is gone).
     public static func makeDirectory(_ url: URL, below base: URL) throws(FileIOError) {
         let basePath = base.standardizedFileURL.path, path = url.standardizedFileURL.path
         guard path.hasPrefix(basePath + "/") else {
-            if path == basePath, isDirectory(path) { return }
+            var info = stat()
+            if path == basePath, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
             throw FileIOError(path: path, operation: "create folder", errno: ENOENT, detail: "it is not inside \(basePath)")
         }
-        guard isDirectory(basePath) else {
-            throw FileIOError(path: basePath, operation: "create folder", errno: ENOENT, detail: "the folder it belongs in is gone (or is not a folder)")
-        }
-        var current = basePath
-        for component in path.dropFirst(basePath.count + 1).split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) == 0 || (errno == EEXIST && isDirectory(current)) { continue }
-            let code = errno == EEXIST ? ENOTDIR : errno
-            throw FileIOError(
-                path: current, operation: "create folder", errno: code,
-                detail: code == ENOTDIR ? "a file is where this folder belongs; move it out of the way" : folderProblem(code))
-        }
+        try makeDirectory(path: path, depth: 0, below: basePath)
     }
 
-    private static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
-
-    private static func makeDirectory(path: String, depth: Int) throws(FileIOError) {
+    /// `mkdir` of `path`, its missing parents first; never `base` nor above it.
+    private static func makeDirectory(path: String, depth: Int, below base: String? = nil) throws(FileIOError) {
         if mkdir(path, 0o700) == 0 { return }
         let code = errno
+        let parent = (path as NSString).deletingLastPathComponent
+        if let base, parent == base, code == ENOENT || code == ENOTDIR {
+            throw FileIOError(path: base, operation: "create folder", errno: ENOENT, detail: "the folder it belongs in is gone (or is not a folder)")
+        }
         switch code {
         case EEXIST:
             var info = stat()
             if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
             throw FileIOError(path: path, operation: "create folder", errno: ENOTDIR, detail: "a file is where this folder belongs; move it out of the way")
         case ENOENT where depth < 256:
-            let parent = (path as NSString).deletingLastPathComponent
             guard !parent.isEmpty, parent != path else { break }
-            try makeDirectory(path: parent, depth: depth + 1)
+            try makeDirectory(path: parent, depth: depth + 1, below: base)
             // Once more now that the parent is there (EEXIST from a racing process is checked).
-            return try makeDirectory(path: path, depth: depth + 256)
+            return try makeDirectory(path: path, depth: depth + 256, below: base)
         default:
             break
         }

@@ -34,11 +34,6 @@ public struct StoreProvider: Sendable {
         try destroyStore(kind, url)
     }
 
-    /// Removes the store's files if it can (a store about to be made again in their place).
-    public func destroyQuietly(_ kind: StoreKind, at url: URL) {
-        try? destroyStore(kind, url)
-    }
-
     /// Copies a store's whole contents into a new store of another kind at `destination`.
     /// The source is left as it is; the caller swaps them.
     public func convert(_ source: any DocumentStore, to kind: StoreKind, at destination: URL) throws -> any DocumentStore {

@@ -64,8 +64,8 @@ import TestSupport
         await b.closeAll()
     }
 
-    /// The info file goes out while the store is made: a store that cannot be made takes it
-    /// back, so peers never find a document that will never have a log.
+    /// The info file goes out only after the first commit: a store that cannot be made leaves
+    /// nothing in the container, so peers never find a document that will never have a log.
     @Test func aNewDocumentWhoseStoreFailsLeavesNothingInTheContainer() async throws {
         let harness = try EngineHarness()
         defer { harness.folder.remove() }

@@ -224,4 +224,3 @@ import TestSupport
         #expect(blocked?.code == ENOENT)
     }
 }
-
