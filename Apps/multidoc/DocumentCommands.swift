@@ -19,6 +19,8 @@ struct DocumentRow: Encodable {
     var store: String
     var modified: Date?
     var problem: String?
+    /// Read from the container only: viewable while it is there, not downloaded.
+    var previewed: Bool
 
     init(_ summary: DocumentSummary) {
         name = summary.name
@@ -31,6 +33,7 @@ struct DocumentRow: Encodable {
         store = summary.store.rawValue
         modified = summary.modified
         problem = summary.problem
+        previewed = summary.previewed
     }
 
     /// The row as `JSONEncoder` would write it, keys sorted (``printJSONRows(_:)``).
@@ -40,6 +43,7 @@ struct DocumentRow: Encodable {
         object.date("modified", modified)
         object.string("name", name)
         object.string("origin", origin)
+        object.bool("previewed", previewed)
         object.string("problem", problem)
         object.string("state", state)
         object.string("store", store)
@@ -154,7 +158,7 @@ struct List: AsyncParsableCommand {
             var rows = [["NAME", "STATE", "ORIGIN", "VIEWABLE", "DOWNLOADED", "LOCATION", "STORE", "MODIFIED"]]
             for document in documents {
                 rows.append([document.name, document.state.statusString, document.origin.rawValue,
-                             document.viewable ? "yes" : "no", "\(document.downloadPercent)%", document.location.rawValue,
+                             document.viewable ? "yes" : "no", document.previewed ? "preview" : "\(document.downloadPercent)%", document.location.rawValue,
                              document.store.rawValue, formatDate(document.modified)])
             }
             printTable(rows)

@@ -187,7 +187,10 @@ extension DocumentLibrary {
         if done > 0 { progress?(SyncProgress(done: done, total: passing.count, importedLogs: 0)) }
         if previewing {
             let previews = busy.filter { awaitsFirstImport($0) }
-            if !previews.isEmpty {
+            // A few are imported for real, as any pass would: what `list` then says of them
+            // (downloaded, viewable, in the trash once a peer deletes them) holds with the
+            // container gone. Only a device joining many at once previews them.
+            if previews.count > Self.importsBeforePreviewing {
                 let ids = Set(previews.map(\.id))
                 busy.removeAll { ids.contains($0.id) }
                 let imported = report.importedLogs
@@ -329,6 +332,15 @@ extension DocumentLibrary {
                 case .success(let (imported, contents)):
                     for file in imported.quarantined { quarantine(file, in: &report) }
                     guard imported.isComplete else { continue }
+                    // A rename a peer saved shows at once, as an import would show it.
+                    if let carried = contents.graph.carriedName, carried != record.name.rawValue, let newName = try? DocumentName(carried) {
+                        var renamed = record
+                        do {
+                            try renameRecord(&renamed, to: newName)
+                        } catch {
+                            report.problems.append(.document(name: record.name.rawValue, detail: "\(error)"))
+                        }
+                    }
                     previewed[record.id] = (!contents.graph.objects.isEmpty, contents.graph.textEntry?.modified, .now)
                     guard let stamps = quietStamps(record, container) else { continue }
                     catalog.setQuiet(record.id, QuietMark(
@@ -344,6 +356,9 @@ extension DocumentLibrary {
 
     /// How many documents a pass previews at once (bounds the logs held in memory).
     static let previewBatch = 256
+    /// The most discovered documents a previewing pass (`list`) imports instead: past this it
+    /// previews them all, so that a device joining thousands of documents lists them at once.
+    public static let importsBeforePreviewing = 64
 
     /// Opens a batch of documents (a first import creates each store: the slow part of joining
     /// a container), several at a time: while one open waits on the disk, the next starts.

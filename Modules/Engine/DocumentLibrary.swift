@@ -204,22 +204,26 @@ public actor DocumentLibrary {
         // What is known without opening the store: a quiet mark whose stamps still hold (its
         // store files among them), or, for a discovered document not imported yet, what a
         // preview just showed (too recent for a mark).
-        var known: (viewable: Bool, modified: Date?)?
+        var known: (viewable: Bool, modified: Date?, downloaded: Bool)?
         if let mark = trustedQuietMark(record, cloud?.container, reusingRecentCheck: true) {
-            known = (mark.viewable, mark.modified)
+            known = (mark.viewable, mark.modified, !mark.preview)
         } else if !open, awaitsFirstImport(record) {
             guard let seen = previewed[record.id], ContinuousClock.now - seen.at < Self.recentCheck else {
                 // Listed, not viewable until a preview or an import says so.
                 summary.state = [.closed, .editingDisabled, .progressAvailable]
                 return summary
             }
-            known = (seen.viewable, seen.modified)
+            known = (seen.viewable, seen.modified, false)
         }
         if let known {
             summary.state = open ? .normal : .closed
             summary.viewable = known.viewable
             summary.modified = known.modified
-            summary.downloadPercent = 100
+            // A preview read the document from the container: viewable while the container is
+            // there, and nothing of it on this device yet (Docs/STATES.md).
+            summary.downloadPercent = known.downloaded ? 100 : 0
+            summary.previewed = !known.downloaded
+            if !known.downloaded { summary.state.insert(.progressAvailable) }
             if !summary.viewable { summary.state.insert(.editingDisabled) }
             return summary
         }

@@ -14,10 +14,14 @@ public struct DocumentSummary: Sendable, Equatable, Codable {
     public var store: StoreKind
     /// False until the first import of a discovered document completes (the seed's grey cell).
     public var viewable: Bool
+    /// How much of what the container holds is in this device's store (0 for a preview).
     public var downloadPercent: Int
     public var modified: Date?
     /// Why the document is in an error state, if it is.
     public var problem: String?
+    /// Read from the container into memory only (a `list` on a device joining many documents):
+    /// viewable while the container is there, not downloaded (Docs/STATES.md).
+    public var previewed: Bool = false
 }
 
 /// The detail inspector's view of one document.
