@@ -41,6 +41,8 @@ public struct DeviceRoot: Sendable {
     public func spareStoreDirectory(_ kind: StoreKind) -> URL { url.appendingPathComponent(".spare-\(kind.rawValue)", isDirectory: false) }
     func spareBuildingDirectory(_ kind: StoreKind) -> URL { url.appendingPathComponent(".spare-\(kind.rawValue).building", isDirectory: false) }
     var spareLockURL: URL { url.appendingPathComponent(".spare.lock", isDirectory: false) }
+    /// Held while `new` picks a default name and records the document.
+    var namingLockURL: URL { url.appendingPathComponent(".naming.lock", isDirectory: false) }
 
     public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description, isDirectory: false) }
     public static let recordFileName = "document.json"

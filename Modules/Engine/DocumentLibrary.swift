@@ -266,9 +266,13 @@ public actor DocumentLibrary {
         // for exactly one document whose record file still says so. Anything else (unknown,
         // ambiguous, a prefix, a record renamed since) looks at every record.
         if let id = DocumentID(query), let record = localRecord(id) { return record }
-        let known = catalog.candidates(named: query)
-        if known.count == 1, let only = known.first, let record = localRecord(only), record.name.rawValue == query {
-            return record
+        // The catalog matches bytes: only an ASCII name has no other canonically equal spelling
+        // (NFC and NFD), which the look at every record below compares as equal.
+        if query.utf8.allSatisfy({ $0 < 0x80 }) {
+            let known = catalog.candidates(named: query)
+            if known.count == 1, let only = known.first, let record = localRecord(only), record.name.rawValue == query {
+                return record
+            }
         }
         let records = allRecords()
         if let id = DocumentID(query), let record = records.first(where: { $0.id == id }) { return record }
@@ -296,8 +300,12 @@ public actor DocumentLibrary {
     ///
     /// `id` gives the new document a known UUID (``withDocument(_:_:)`` creates one that way).
     public func create(name: DocumentName? = nil, store: StoreKind? = nil, id: DocumentID? = nil) async throws -> DocumentSummary {
-        // The next TestDoc<N> from the names the catalog holds: a name taken meanwhile by
-        // another process gives two documents of one name, told apart by UUID, as two devices would.
+        // The next TestDoc<N> from the names the catalog holds, chosen and recorded under the
+        // root's naming lock: `new` run several times at once on one device never repeats a
+        // default name (two devices still may, told apart by UUID).
+        let naming = name == nil ? try FileLock(url: root.namingLockURL) : nil
+        try naming?.lock()
+        defer { naming?.unlock() }
         if name == nil, !catalogHoldsEveryDocument() {
             catalog.refresh(root)  // a catalog that does not hold every document (none yet, or stale)
         }
@@ -331,6 +339,24 @@ public actor DocumentLibrary {
         // written beside the store's making (tried: 1–3 ms sooner to the peers), a process
         // killed before the commit left every device a document that never gets a log.
         let document = try await openDocument(record, create: true)
+        do {
+            return try await finishCreating(record, document: document, changes: changes, useCloud: useCloud, kind: kind)
+        } catch {
+            // Nothing is left behind by a `new` that failed before the document reached the
+            // container: no store folder without its record. One that reached it is found again
+            // by the next pass, over its store, as a peer would find it.
+            if replicator?.container.isPublished(record.id, by: identity.id) != true {
+                await handler.close(record.id)
+                try? FileManager.default.removeItem(at: root.documentDirectory(record.id))
+            }
+            throw error
+        }
+    }
+
+    private func finishCreating(
+        _ record: LocalDocumentRecord, document: OpenDocument, changes: [Change], useCloud: Bool, kind: StoreKind
+    ) async throws -> DocumentSummary {
+        let name = record.name
         // One durable step for the first save too, when its log ships before `new` returns
         // (Docs/RELIABILITY.md, "One durable step per save"): the commit is not synced, the
         // store's folder is before the record (so the record always finds its store after a

@@ -180,7 +180,9 @@ extension DocumentLibrary {
     private func spareWorkInputs() -> SpareWorkInputs {
         SpareWorkInputs(
             spares: SpareStores(root: root, stores: configuration.stores), handler: handler,
-            cloud: settings.useCloud ? cloud : nil, logger: logger)
+            // Only into a container this process checked and accepted: a folder the device
+            // refuses (not its container, say) gets nothing written into it.
+            cloud: settings.useCloud && identityChecked ? cloud : nil, logger: logger)
     }
 
     /// Makes the spare of `kind` if none is ready and holds it open (the document that takes it

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A document's display name, validated so it is safe as one path component on every device.
 ///
 /// Rules: non-empty, at most 255 bytes of UTF-8, no `/`, no NUL or other control characters,
@@ -21,7 +23,11 @@ public struct DocumentName: Hashable, Sendable, Comparable, Codable, CustomStrin
     /// `show`, `rm` and every other command would take for another document's). Names that
     /// peers or earlier versions wrote are read with the rules above only.
     /// - Throws: ``DocumentNameError`` naming the first rule the name breaks.
-    public init(typed rawValue: String) throws(DocumentNameError) {
+    ///
+    /// A typed name is kept in its composed form (NFC): "café" typed as `e` + U+0301 and as
+    /// `é` is one name, on every device and in every folder made for it.
+    public init(typed typed: String) throws(DocumentNameError) {
+        let rawValue = typed.precomposedStringWithCanonicalMapping
         try self.init(rawValue)
         if Self.reserved.contains(rawValue.lowercased()) { throw DocumentNameError(name: rawValue, rule: .reserved) }
         if let scalar = rawValue.unicodeScalars.first(where: Self.isBidiControl) {

@@ -46,3 +46,40 @@ import TestSupport
         #expect(entries.map { $0["name"] as? String } == ["Renamed"], "\(trash.stdout)")
     }
 }
+
+/// Names: default names never repeat on one device, and canonically equal names are one name.
+@Suite(.serialized) struct NameTests: TwoDevices {
+    let folder: TemporaryDirectory
+
+    init() throws { folder = try Self.makeFolder("names") }
+
+    @Test func tenNewAtOnceMakeTenDefaultNames() async throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["init", "--device-name", "A", "--no-input"], root: rootA).status == 0)
+        let results = try await withThrowingTaskGroup(of: ProductRunner.Result.self) { group in
+            for _ in 0..<10 { group.addTask { try multidoc(["new"], root: rootA) } }
+            var all: [ProductRunner.Result] = []
+            for try await result in group { all.append(result) }
+            return all
+        }
+        for result in results { #expect(result.status == 0, "\(result.stderr)") }
+        let names = results.compactMap { $0.stdout.split(separator: "\t").first.map(String.init) }
+        #expect(Set(names).count == 10, "\(names.sorted())")
+    }
+
+    @Test func namesTypedInNFCAndNFDAreOneName() throws {
+        defer { folder.remove() }
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(try multidoc(["new", composed, "--device-name", "A"], root: rootA).status == 0)
+        let second = try multidoc(["new", decomposed], root: rootA)
+        #expect(second.status == 0, "\(second.stderr)")
+        let list = try multidoc(["list", "--json"], root: rootA)
+        let rows = try #require(try json(list) as? [[String: Any]])
+        // Both stored in the composed form.
+        #expect(rows.compactMap { ($0["name"] as? String).map { Array($0.utf8) } } == [Array(composed.utf8), Array(composed.utf8)])
+        for query in [composed, decomposed] {
+            let show = try multidoc(["show", query], root: rootA)
+            #expect(show.status != 0 && show.stderr.contains("names 2 documents"), "\(show.status) \(show.stderr)")
+        }
+    }
+}
