@@ -4,6 +4,7 @@ import Logging
 import Model
 import Settings
 import Storage
+import Sync
 
 /// A deleted document kept on this device: `<root>/Trash/<entry>/` holds its local folder as it
 /// was (record and store) and `trashed.json`, this description.
@@ -84,6 +85,12 @@ extension DocumentLibrary {
     /// Brings a deleted document back as a new document (a new UUID: a tombstone is forever)
     /// with the text it had, shared through the container when UseCloud is on. `query` is a
     /// name, a UUID or a UUID prefix of an entry of ``trash()``; the newest entry of a name wins.
+    ///
+    /// As safe as `new`: the document is made with its final record at once (a cloud document
+    /// when UseCloud is on, published now or, with the container away or refused, by the first
+    /// pass that can), and the trash entry goes only after. Its UUID comes from this device and
+    /// the entry, so a restore killed part way and run again finishes the same document instead
+    /// of making another.
     public func restore(_ query: String) async throws -> DocumentSummary {
         let entries = trash()
         let lowered = query.lowercased()
@@ -96,27 +103,79 @@ extension DocumentLibrary {
             throw EngineError.notInTrash(query, suggestions: Suggestions.closest(to: query, among: entries.map(\.name)))
         }
         let folder = trashDirectory.appendingPathComponent(entry.folder, isDirectory: false)
-        let trashed: LocalDocumentRecord
-        do {
-            trashed = try JSONDecoder.multidoc.decode(
-                LocalDocumentRecord.self, from: try AtomicFile.read(folder.appendingPathComponent("document.json", isDirectory: false)))
-        } catch {
-            throw EngineError.damagedFile(folder.path, "its record cannot be read (\(error))")
+        let id = DocumentID(Self.restoredUUID(entry, device: identity.id))
+        if localRecord(id) == nil {
+            let trashed: LocalDocumentRecord
+            do {
+                trashed = try JSONDecoder.multidoc.decode(
+                    LocalDocumentRecord.self, from: try AtomicFile.read(folder.appendingPathComponent("document.json", isDirectory: false)))
+            } catch {
+                throw EngineError.damagedFile(folder.path, "its record cannot be read (\(error))")
+            }
+            let storeURL = folder.appendingPathComponent(trashed.storeFolder.rawValue, isDirectory: false)
+                .appendingPathComponent(trashed.store.fileName, isDirectory: false)
+            let contents = try Self.read(trashed.store, at: storeURL, stores: configuration.stores, name: entry.name)
+            let shares = settings.useCloud && replicator != nil
+            var record = trashed
+            record.id = id
+            record.folder = nil
+            record.origin = .created
+            record.createdBy = identity.id
+            record.createdAt = configuration.now()
+            record.location = shares ? .cloud : .local
+            record.container = shares ? containerID : nil
+            // A store left by a restore killed before its record is made again.
+            try? FileManager.default.removeItem(at: root.documentDirectory(id))
+            do {
+                let store = try configuration.stores.open(record.store, at: root.storeURL(record), create: true)
+                defer { store.close() }
+                var restored = contents
+                restored.sync.outbox = [:]
+                restored.sync.applied = [identity.id: max(1, contents.sync.applied[identity.id] ?? 0)]
+                try store.write { $0 = restored }
+            } catch {
+                try? FileManager.default.removeItem(at: root.documentDirectory(id))
+                throw EngineError.storeFailed(document: entry.name, detail: "the restored copy cannot be written: \(error)")
+            }
+            try saveRecord(record)
         }
-        let storeURL = folder.appendingPathComponent(trashed.storeFolder.rawValue, isDirectory: false)
-            .appendingPathComponent(trashed.store.fileName, isDirectory: false)
-        let contents = try Self.read(trashed.store, at: storeURL, stores: configuration.stores, name: entry.name)
-        var record = trashed
-        record.folder = nil
-        let id = try rekeyAsLocal(record, contents: contents)
         try? FileManager.default.removeItem(at: folder)
-        logger.notice("restored document from the trash", metadata: ["name": "\(entry.name)", "old": "\(entry.id)", "new": "\(id)"])
-        if settings.useCloud, replicator != nil, containerRefusal == nil {
-            let shared = try await moveToCloud(id)
-            return await summary(of: localRecord(shared) ?? record)
-        }
         guard let restored = localRecord(id) else { throw EngineError.unknownDocument(id.description) }
-        emit(.documentAdded(await summary(of: restored)))
-        return await summary(of: restored)
+        logger.notice("restored document from the trash", metadata: ["name": "\(entry.name)", "old": "\(entry.id)", "new": "\(id)"])
+        if restored.location == .cloud, let cloud, cloud.container.isAvailable, !cloud.container.isPublished(id, by: identity.id) {
+            // Now if it can; otherwise the next pass publishes it, as it does a new document's.
+            if let document = try? await open(restored) {
+                do { try publish(document, baseline: true) } catch {
+                    logger.notice("restored document not published yet", metadata: ["name": "\(entry.name)", "error": "\(error)"])
+                }
+            }
+        }
+        let summary = await summary(of: restored)
+        emit(.documentAdded(summary))
+        return summary
+    }
+
+    /// The UUID a restore of `entry` on `device` gives the document: the same for a retry, and
+    /// another for every other entry and device (two devices restoring their copies of one
+    /// document make two documents, as two `new` would).
+    static func restoredUUID(_ entry: TrashEntry, device: DeviceID) -> UUID {
+        func hash(_ seed: UInt64) -> UInt64 {
+            var hash = FNV1a()
+            hash.mix(seed)
+            hash.mix(uuid: device.uuid)
+            hash.mix(uuid: entry.id.uuid)
+            for byte in entry.folder.utf8 { hash.mix(byte: byte) }
+            return hash.value
+        }
+        let first = hash(0), second = hash(0x7265_7374_6f72_6564)  // "restored"
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: first >> UInt64(8 * index))
+            bytes[index + 8] = UInt8(truncatingIfNeeded: second >> UInt64(8 * index))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: made by this program
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // the RFC 9562 variant
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 }

@@ -317,10 +317,13 @@ public struct Replicator: Sendable {
         try container.checkAvailable()
         takeDocumentFolder(info.document)
         let url = container.infoURL(info.document, device: device.id)
+        // The baseline before the info file: a document is published once its info file is
+        // there, so a process killed in between leaves peers nothing rather than an empty
+        // document that no later pass would fill (the next pass publishes it whole).
+        if baseline { try writeBaseline(info.document, from: store) }
         if !FileManager.default.fileExists(atPath: url.path) {
             try container.writeJSON(info, to: url)
         }
-        if baseline { try writeBaseline(info.document, from: store) }
     }
 
     // MARK: A document folder made ahead

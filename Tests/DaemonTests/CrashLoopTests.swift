@@ -205,6 +205,9 @@ import TestSupport
             for marker in confirmed { #expect(Self.occurrences(marker, in: text) == 1, "\(context): \(marker) not exactly once in \(text)") }
             let present = attempted.filter { Self.occurrences($0, in: text) > 0 }
             #expect(present.allSatisfy { Self.occurrences($0, in: text) == 1 }, "\(context): a marker twice: \(text)")
+            // The device's own words stay in the order it typed them, kills or not.
+            let order = present.compactMap { text.range(of: $0)?.lowerBound }
+            #expect(order == order.sorted(), "\(context): this device's edits out of order: \(text)")
             #expect(UInt64(present.count) == (now.contents.sync.applied[a] ?? 0) - offset,
                     "\(context): \(present.count) edits in the text but \((now.contents.sync.applied[a] ?? 0) - offset) logs committed")
             checkShipping(doc, device: a, contents: now.contents, context: context)
@@ -225,6 +228,8 @@ import TestSupport
         #expect(textA == textB)
         #expect(onB.contents.sync.applied[a] == (try contents("A", "Doc"))?.contents.sync.applied[a])
         for marker in confirmed { #expect(Self.occurrences(marker, in: textB) == 1, "\(marker) on B") }
+        let orderOnB = attempted.compactMap { textB.range(of: $0)?.lowerBound }
+        #expect(orderOnB == orderOnB.sorted(), "A's edits out of order on B: \(textB)")
         let names = Set(DeviceRoot(url: root("B")).records().map(\.name.rawValue))
         for name in confirmedDocuments { #expect(names.contains(name), "\(name) was created (exit 0) but B does not have it") }
         let lost = confirmed.filter { Self.occurrences($0, in: textB) != 1 }.count + confirmedDocuments.filter { !names.contains($0) }.count

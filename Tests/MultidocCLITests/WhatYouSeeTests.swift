@@ -83,3 +83,90 @@ import TestSupport
         }
     }
 }
+
+/// `restore` is as safe as a save: with the container away or refused it still makes a shared
+/// document that reaches the peers once the container is back, and a restore killed part way
+/// and run again makes one document with the text.
+@Suite(.serialized) struct RestoreTests: TwoDevices {
+    let folder: TemporaryDirectory
+
+    init() throws { folder = try Self.makeFolder("restore") }
+
+    func deleteOnA(_ text: String) throws {
+        #expect(try multidoc(["new", "Notes", "--device-name", "A"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", text], root: rootA).status == 0)
+        #expect(try multidoc(["list"], root: rootB).status == 0)
+        #expect(try multidoc(["rm", "Notes"], root: rootA).status == 0)
+    }
+
+    func textOnB() throws -> [String] {
+        let list = try multidoc(["list", "--json"], root: rootB)
+        let rows = try #require(try json(list) as? [[String: Any]])
+        return try rows.map { row in
+            let show = try multidoc(["show", try #require(row["uuid"] as? String), "--json"], root: rootB)
+            return (try json(show) as? [String: Any])?["text"] as? String ?? "<\(show.stderr)>"
+        }
+    }
+
+    @Test func aRestoreWithTheContainerAwayReachesThePeersWhenItIsBack() throws {
+        defer { folder.remove() }
+        try deleteOnA("precious")
+        let away = folder.appending("away").path
+        try FileManager.default.moveItem(atPath: container, toPath: away)
+        let restore = try multidoc(["restore", "Notes"], root: rootA)
+        #expect(restore.status == 0, "\(restore.stderr)")
+        try FileManager.default.moveItem(atPath: away, toPath: container)
+        #expect(try multidoc(["sync"], root: rootA).status == 0)
+        #expect(try textOnB() == ["precious"])
+    }
+
+    @Test func aRestoreWithAnotherFolderInTheContainersPlaceWaitsForTheRightOne() throws {
+        defer { folder.remove() }
+        try deleteOnA("precious")
+        // A device sharing something never adopts another container quietly.
+        #expect(try multidoc(["new", "Kept"], root: rootA).status == 0)
+        let away = folder.appending("away").path
+        try FileManager.default.moveItem(atPath: container, toPath: away)
+        // Another container in its place.
+        #expect(try multidoc(["init", "--device-name", "Z", "--create-container", "--no-input"], root: folder.appending("Z").path).status == 0)
+        _ = try multidoc(["restore", "Notes"], root: rootA)
+        #expect(try multidoc(["trash", "--json"], root: rootA).stdout.contains("Notes") == false)
+        try FileManager.default.removeItem(atPath: container)
+        try FileManager.default.moveItem(atPath: away, toPath: container)
+        _ = try multidoc(["sync"], root: rootA)
+        #expect(try textOnB().contains("precious"))
+    }
+
+    @Test func aRestoreKilledPartWayAndRunAgainMakesOneDocument() async throws {
+        defer { folder.remove() }
+        try deleteOnA("precious")
+        guard let executable = ProductRunner.path(of: "multidoc") else { throw CocoaError(.fileNoSuchFile) }
+        // Killed at growing moments until one run completes.
+        var delay = 5
+        var finished = false
+        while !finished, delay < 5_000 {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["restore", "Notes", "--root", rootA, "--container", container]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = ContinuousClock.now + .milliseconds(delay)
+            while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            // Done once it exits 0, or once a killed run got as far as taking the entry out of
+            // the trash (the document is then made, and the next pass publishes it).
+            let trash = try multidoc(["trash", "--json"], root: rootA).stdout
+            finished = process.terminationReason == .exit && process.terminationStatus == 0 || !trash.contains("Notes")
+            delay += 15
+        }
+        #expect(finished)
+        let sync = try multidoc(["sync"], root: rootA)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let onB = try textOnB()
+        #expect(onB == ["precious"], "after kills up to \(delay) ms: \(onB)")
+        let onA = try #require(try json(try multidoc(["list", "--json"], root: rootA)) as? [[String: Any]])
+        #expect(onA.count == 1)
+    }
+}
