@@ -107,6 +107,8 @@ extension DocumentLibrary {
     public func prepareSpareStores() async {
         guard configuration.keepsSpareStores else { return }
         await spareWork?.value
+        // The container's folder is made ahead only in a container this process accepted.
+        if settings.useCloud { await checkContainerOnce() }
         await Self.makeSpares(StoreKind(rawValue: settings.store) ?? .sqlite, spareWorkInputs())
     }
 

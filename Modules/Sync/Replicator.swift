@@ -284,8 +284,52 @@ public struct Replicator: Sendable {
             }
             for log in lost { _ = Merge.apply(log, to: &contents) }
             contents.sync.applied[device.id] = sequence
+            // The saves taken back were typed first: where they and the saves made meanwhile
+            // inserted into the same place, the merge rule alone may have put the later words
+            // first. One more save puts them in the order they were typed, on every device.
+            let corrections = Self.typingOrderCorrections(lost: lost, waiting: renumbered.map(\.log), device: device.id, in: contents)
+            if !corrections.isEmpty {
+                let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
+                _ = try Self.stage(
+                    corrections, document: document, device: device, format: format,
+                    keys: keys, wall: wall, committedAt: now(), ship: true, in: &contents)
+            }
             return true
         }
+    }
+
+    /// The changes that put, in every text, the inserts of `lost` before those of `waiting`
+    /// where the two landed in the same place (``TextSequence/text(placingInGaps:)``).
+    static func typingOrderCorrections(
+        lost: [TransactionLog], waiting: [TransactionLog], device: DeviceID, in contents: StoreContents
+    ) -> [Change] {
+        let agent = Agent(device)
+        func inserted(_ logs: [TransactionLog]) -> [Range<UInt64>] {
+            logs.flatMap { log in
+                log.changes.flatMap { change in
+                    (change.texts ?? [:]).values.joined().compactMap { operation -> Range<UInt64>? in
+                        guard case .insert(let insertion) = operation, insertion.id.agent == agent else { return nil }
+                        let (end, overflow) = insertion.id.counter.addingReportingOverflow(UInt64(insertion.scalars.count))
+                        return overflow ? nil : insertion.id.counter..<end
+                    }
+                }
+            }
+        }
+        let earlier = inserted(lost), later = inserted(waiting)
+        guard !earlier.isEmpty, !later.isEmpty else { return [] }
+        var changes: [Change] = []
+        for (object, attributes) in contents.sync.texts.sorted(by: { $0.key < $1.key }) {
+            for (name, sequence) in attributes.sorted(by: { $0.key < $1.key }) {
+                let ordered = sequence.text { id -> TextSequence.InsertGroup? in
+                    guard id.agent == agent else { return nil }
+                    if earlier.contains(where: { $0.contains(id.counter) }) { return .earlier }
+                    if later.contains(where: { $0.contains(id.counter) }) { return .later }
+                    return nil
+                }
+                if ordered != sequence.text { changes.append(.update(object, attributes: [name: .string(ordered)])) }
+            }
+        }
+        return changes
     }
 
     /// The wall-clock time this machine started: now less the time since boot.
