@@ -55,7 +55,8 @@ struct SyncCommand: AsyncParsableCommand {
             // (7, or 8 for a newer format); --json still prints what the pass saw.
             if let error = report.containerError {
                 if options.json { try printJSON(output) }
-                let hint = report.problems.map(adoptHint).first { !$0.isEmpty } ?? ""
+                // The way out of a container this device refused (its identity changed).
+                let hint = report.problems.lazy.compactMap { if case .containerChanged = $0 { $0.wayOut } else { nil } }.first.map { "; \($0)" } ?? ""
                 throw AppError(AppError(error).status, error.description + hint, cause: error)
             }
             if options.json {
@@ -421,9 +422,12 @@ struct ContainerCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runCommand {
-                let (setup, _) = try options.bootstrap()
+                let (setup, library) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
                 var problems: [String] = []
+                // This device's saves that cannot ship because another file took their slot: the
+                // container is sound, this device is stuck, and the line says what gets it out.
+                problems += try await library.closing { await $0.stuckSaves() }.map(\.description)
                 do throws(SyncError) {
                     _ = try container.identity()
                 } catch {
