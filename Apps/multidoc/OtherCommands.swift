@@ -271,7 +271,11 @@ struct Status: AsyncParsableCommand {
             let (setup, library) = try options.bootstrap()
             // What is waiting in the container first, as every command that reads state does.
             let documents = try await library.closing { library in
-                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
+                var report = try await syncPass(library, json: options.json, .refresh(nil))
+                // Saves stuck behind a slot another copy of this root took: a command's pass does
+                // not ship them, so it would not say so.
+                for problem in await library.stuckSaves() where !report.problems.contains(problem) { report.problems.append(problem) }
+                reportSync(report, json: options.json)
                 return await library.documentCount()
             }
             // The status file of a killed daemon stays behind; the lock tells whether one runs.

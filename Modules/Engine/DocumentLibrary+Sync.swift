@@ -253,11 +253,12 @@ extension DocumentLibrary {
 
     /// This device's saves that wait in an outbox because another file holds their slot in the
     /// container (``Replicator/takenSlot(_:outbox:)``), one problem per document, with its way
-    /// out. Reads the stores and the container; changes nothing (`container verify`).
+    /// out. Reads the stores of documents a pass did not find quiet (a quiet one shipped all it
+    /// had) and the container; changes nothing (`status`, `container verify`).
     public func stuckSaves() async -> [SyncProblem] {
         guard let replicator else { return [] }
         var problems: [SyncProblem] = []
-        for record in allRecords().filter({ $0.location == .cloud }).sorted(by: { $0.id < $1.id }) {
+        for record in allRecords().filter({ $0.location == .cloud && catalog.quiet($0.id) == nil }).sorted(by: { $0.id < $1.id }) {
             guard let contents = try? await peek(record), !contents.sync.outbox.isEmpty,
                   let taken = replicator.takenSlot(record.id, outbox: contents.sync.outbox) else { continue }
             problems.append(.unshipped(name: record.name.rawValue, detail: taken.summary, wayOut: taken.wayOut ?? .makeWritable))

@@ -15,14 +15,19 @@ public enum ContainerBounds {
     /// than a replication engine's delay, less than any wrong time zone or wrong date.
     public static let maximumClockLead: Duration = .seconds(3600)
 
-    /// The latest stamp wall time (milliseconds since 1970) any reader takes as written: 2⁴⁷,
-    /// in the year 6429. The same constant on every device, so what a reader does with a stamp
-    /// never depends on its own clock: a stamp a year ahead is applied as it is everywhere (the
-    /// hybrid logical clock carries every device past it, and every device's later saves order
-    /// after it), and a stamp past this wall is read as this wall on every device (its counter
-    /// and device kept), so no clock saturates and every stored wall fits an `Int64`. A writer
-    /// never stamps past it either (``clampedWall(_:)``).
+    /// The latest wall time (milliseconds since 1970) a device stamps a save with: 2⁴⁷, in the
+    /// year 6429 (``clampedWall(_:)``). A device's stamps pass it only by the counter's
+    /// carry, a millisecond per 2³² saves past it: stamps up to ``maximumReadWall`` are real.
     public static let maximumWall: UInt64 = 1 << 47
+
+    /// The latest wall time a reader takes as written: 2⁴⁸. The same constant on every device,
+    /// so what a reader does with a stamp never depends on its own clock: a stamp a year ahead
+    /// is applied as it is everywhere (the hybrid logical clock carries every device past it,
+    /// and every device's later saves order after it), and a stamp past this wall, which no
+    /// device wrote, is read as ``maximumWall`` with counter 0 on every device (``clamped(_:)``),
+    /// so it orders before every save made after it, no clock saturates and every stored wall
+    /// fits an `Int64`.
+    public static let maximumReadWall: UInt64 = 1 << 48
 
     /// `now` as a stamp's wall time (milliseconds since 1970), at most ``maximumWall``.
     public static func clampedWall(_ now: Date) -> UInt64 {
@@ -31,10 +36,10 @@ public enum ContainerBounds {
         return milliseconds >= Double(maximumWall) ? maximumWall : UInt64(milliseconds)
     }
 
-    /// `stamp` as every reader takes it: its wall at most ``maximumWall``.
+    /// `stamp` as every reader takes it (see ``maximumReadWall``).
     public static func clamped(_ stamp: Stamp) -> Stamp {
-        guard stamp.wall > maximumWall else { return stamp }
-        return Stamp(wall: maximumWall, counter: stamp.counter, device: stamp.device)
+        guard stamp.wall > maximumReadWall else { return stamp }
+        return Stamp(wall: maximumWall, counter: 0, device: stamp.device)
     }
 
     /// Why an applied map (a baseline's, a registry entry's) is out of range, or nil.
@@ -63,13 +68,13 @@ public enum ContainerBounds {
 
 extension Baseline {
     /// Why this baseline is out of range (its applied map, its stamps), or nil. A stamp past
-    /// ``ContainerBounds/maximumWall`` was never written by a device (every writer stays below
-    /// it): such a baseline is not trusted, by every reader alike.
+    /// ``ContainerBounds/maximumReadWall`` was never written by a device: such a baseline is not
+    /// trusted, by every reader alike.
     func problem() -> String? {
         if let problem = ContainerBounds.problem(applied: applied) { return problem }
         let all = stamps.values.lazy.flatMap(\.values) + tombstones.values
-        guard let stamp = all.first(where: { $0.wall > ContainerBounds.maximumWall }) else { return nil }
-        return "holds a value stamped \(stamp), past the latest wall time any device writes (\(ContainerBounds.maximumWall) ms, the year 6429)"
+        guard let stamp = all.first(where: { $0.wall > ContainerBounds.maximumReadWall }) else { return nil }
+        return "holds a value stamped \(stamp), past the latest wall time any device writes (\(ContainerBounds.maximumReadWall) ms)"
     }
 
     /// Whether the baseline holds what `log` did (every attribute it wrote at the log's stamp
