@@ -361,11 +361,13 @@ struct DocumentCatalog: Sendable {
         guard changed else { return }
         var text = ""
         let shared = sharedChanged
-        func sharedLines() {
+        // `appending`: the clock line goes even when empty (it clears what an earlier one said).
+        func sharedLines(appending: Bool) {
             for (key, stamp) in containerStamps.sorted(by: { $0.key < $1.key }) {
                 text += "@\t\(key)\t\(stamp.field)\n"
             }
             if let registration { text += "#\t\(registration.digest)\t\(registration.stamp.field)\n" }
+            guard appending || !clockReadings.isEmpty else { return }
             text += "~"
             for reading in clockReadings {
                 let name = reading.name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
@@ -384,15 +386,15 @@ struct DocumentCatalog: Sendable {
             // Stamps set to nothing are appended as `-`, which reads back as none.
             if shared {
                 for key in ["documents", "tombstones", "devices"] where containerStamps[key] == nil { text += "@\t\(key)\t-\n" }
-                sharedLines()
+                sharedLines(appending: true)
             }
             try AtomicFile.append(Data(text.utf8), to: url)
             fileLines += appended
         } else {
             index()
-            let lines = 2 + containerStamps.count + (registration == nil ? 0 : 1) + entries.count + unparsed.count
+            let lines = 1 + containerStamps.count + (registration == nil ? 0 : 1) + (clockReadings.isEmpty ? 0 : 1) + entries.count + unparsed.count
             text = Self.header + "\t\(lines)\n"
-            sharedLines()
+            sharedLines(appending: false)
             // Straight into one buffer of about the file's size: a String grown line by line
             // and then copied into Data peaked at three times the catalog (11 MB of a daemon's
             // memory at 10,000 documents).

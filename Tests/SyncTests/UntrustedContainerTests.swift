@@ -99,7 +99,7 @@ import TestSupport
         #expect(container.applyTombstones().deleted == [doc])
     }
 
-    /// A device on its own clock (`offset` seconds from the harness's).
+    /// A device whose replicator reads `clock` instead of the harness's.
     private func device(_ harness: SyncHarness, _ n: Int, _ name: String, clock: TestClock) -> SyncDevice {
         var device = harness.device(n, name)
         device.replicator = Replicator(container: Container(root: harness.container), device: device.identity, now: { clock.now() })
