@@ -85,19 +85,13 @@ func printTable(_ rows: [[String]]) {
     print(out, terminator: "")
 }
 
-/// What to do about a container this device refused after its identity changed.
-func adoptHint(_ problem: SyncProblem) -> String {
-    guard case .containerChanged = problem else { return "" }
-    return " (saves wait here; run `multidoc container adopt` to sync with this container, or point --container at the one you meant)"
-}
-
 /// Holds a pass's warnings until the command ends (``PassWarnings``), which drops the one that
 /// repeats the command's error.
 func reportSync(_ report: SyncReport, json: Bool) {
     guard !json else { return }
     for file in report.quarantined { PassWarnings.pending.add(file.description) }
     for problem in report.problems {
-        PassWarnings.pending.add(problem.description + adoptHint(problem))
+        PassWarnings.pending.add(problem.description)
     }
 }
 

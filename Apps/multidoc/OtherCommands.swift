@@ -55,7 +55,8 @@ struct SyncCommand: AsyncParsableCommand {
             // (7, or 8 for a newer format); --json still prints what the pass saw.
             if let error = report.containerError {
                 if options.json { try printJSON(output) }
-                let hint = report.problems.map(adoptHint).first { !$0.isEmpty } ?? ""
+                // The way out of a container this device refused (its identity changed).
+                let hint = report.problems.lazy.compactMap { if case .containerChanged = $0 { $0.wayOut } else { nil } }.first.map { "; \($0)" } ?? ""
                 throw AppError(AppError(error).status, error.description + hint, cause: error)
             }
             if options.json {
@@ -270,7 +271,11 @@ struct Status: AsyncParsableCommand {
             let (setup, library) = try options.bootstrap()
             // What is waiting in the container first, as every command that reads state does.
             let documents = try await library.closing { library in
-                reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
+                var report = try await syncPass(library, json: options.json, .refresh(nil))
+                // Saves stuck behind a slot another copy of this root took: a command's pass does
+                // not ship them, so it would not say so.
+                for problem in await library.stuckSaves() where !report.problems.contains(problem) { report.problems.append(problem) }
+                reportSync(report, json: options.json)
                 return await library.documentCount()
             }
             // The status file of a killed daemon stays behind; the lock tells whether one runs.
@@ -421,9 +426,12 @@ struct ContainerCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runCommand {
-                let (setup, _) = try options.bootstrap()
+                let (setup, library) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
                 var problems: [String] = []
+                // This device's saves that cannot ship because another file took their slot: the
+                // container is sound, this device is stuck, and the line says what gets it out.
+                problems += try await library.closing { await $0.stuckSaves() }.map(\.description)
                 do throws(SyncError) {
                     _ = try container.identity()
                 } catch {

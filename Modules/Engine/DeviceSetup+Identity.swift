@@ -50,7 +50,7 @@ extension DeviceSetup {
         }
         try root.savePendingIdentityChange(change)
         let fresh = DeviceIdentity(id: change.new, name: identity.name, model: identity.model)
-        let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
+        let wall = ContainerBounds.clampedWall(now())
         var resaved: [String] = []
         var saves = 0
         // A document never opened here has no store, and so no waiting saves.

@@ -15,6 +15,24 @@ public struct DeviceSetup: Sendable {
     public let settings: ResolvedSettings
     public let identity: DeviceIdentity
     public let settingsFile: SettingsFile
+    /// The device's clock: the system's, moved by `MULTIDOC_CLOCK_OFFSET` seconds (a testing
+    /// aid: end-to-end tests give one device a wrong clock, Docs/CLI.md).
+    public let now: @Sendable () -> Date
+
+    /// The environment variable that moves the device's clock (seconds, may be negative).
+    public static let clockOffsetVariable = "MULTIDOC_CLOCK_OFFSET"
+
+    /// The clock `environment` asks for (``clockOffsetVariable``): the system's when unset.
+    /// - Throws: ``EngineError/badEnvironment(variable:detail:)`` for an offset that is not a whole number of seconds
+    ///   within a thousand years.
+    public static func clock(environment: [String: String]) throws(EngineError) -> @Sendable () -> Date {
+        guard let text = environment[clockOffsetVariable], !text.isEmpty else { return Date.init }
+        guard let seconds = Int64(text), seconds.magnitude <= 1000 * 366 * 86_400 else {
+            throw .badEnvironment(variable: clockOffsetVariable, detail: "'\(text)' is not a whole number of seconds within a thousand years")
+        }
+        let offset = TimeInterval(seconds)
+        return { Date().addingTimeInterval(offset) }
+    }
 
     /// The default device root: `$MULTIDOC_ROOT`, else `$XDG_DATA_HOME/multidoc`, else
     /// `~/.local/share/multidoc`.
@@ -59,6 +77,7 @@ public struct DeviceSetup: Sendable {
         environment: [String: String], createRoot: Bool, newUUID: () -> UUID = UUID.init, finishingIdentityChange: Bool = false
     ) throws {
         root = try Self.root(rootPath, environment: environment, create: createRoot)
+        now = try Self.clock(environment: environment)
         // A root halfway between two device UUIDs must not save or ship as either.
         if !finishingIdentityChange, let change = try root.pendingIdentityChange() {
             throw EngineError.rootUnusable(
@@ -121,7 +140,7 @@ public struct DeviceSetup: Sendable {
     ) -> DocumentLibrary {
         DocumentLibrary(.init(
             root: root, container: container, settings: settings, identity: identity, stores: stores,
-            logger: logger, onContainerChange: onContainerChange, containerObserver: containerObserver,
+            now: now, logger: logger, onContainerChange: onContainerChange, containerObserver: containerObserver,
             keepsSpareStores: keepsSpareStores))
     }
 

@@ -5,6 +5,7 @@ import FileIO
 import Foundation
 import Model
 import Storage
+import Sync
 
 /// What a process knows of the device's documents without opening them: every local record
 /// (`Documents/<uuid>/document.json` stays the truth; the catalog holds a copy with the stat of
@@ -37,6 +38,11 @@ struct DocumentCatalog: Sendable {
     /// file's stamp after writing it. A full pass writes the file again only when either differs.
     var registration: (digest: UInt64, stamp: FileStamp)? {
         didSet { sharedChanged = true }
+    }
+    /// Every peer's clock reading as the last pass that read the registry found it (a pass reads
+    /// it again only when a peer's registry file changed): what the pass says about clocks.
+    var clockReadings: [ClockReading] = [] {
+        didSet { if clockReadings != oldValue { sharedChanged = true } }
     }
     /// Whether anything changed since the catalog was last written.
     var changed: Bool { sharedChanged || !touched.isEmpty }
@@ -328,6 +334,14 @@ struct DocumentCatalog: Sendable {
                           let stamp = FileStamp(field: fields[2]) {
                     catalog.registration = (digest, stamp)
                 }
+            } else if kind == UInt8(ascii: "~") {
+                // `~`, then a tab and `device=offset=name` (the name percent-encoded) per peer.
+                catalog.clockReadings = Field.split(line, "\t").dropFirst().compactMap { field in
+                    let parts = String(decoding: field, as: UTF8.self).split(separator: "=", maxSplits: 2, omittingEmptySubsequences: false)
+                    guard parts.count == 3, let device = DeviceID(String(parts[0])), let offset = Int64(parts[1]),
+                          let name = String(parts[2]).removingPercentEncoding else { return nil }
+                    return ClockReading(device: device, name: name, offset: offset)
+                }
             } else if line.count >= 38 {
                 // A document's line, or `-` and the UUID of one that went: kept as bytes until
                 // the document is asked for.
@@ -347,13 +361,21 @@ struct DocumentCatalog: Sendable {
         guard changed else { return }
         var text = ""
         let shared = sharedChanged
-        func sharedLines() {
+        // `appending`: the clock line goes even when empty (it clears what an earlier one said).
+        func sharedLines(appending: Bool) {
             for (key, stamp) in containerStamps.sorted(by: { $0.key < $1.key }) {
                 text += "@\t\(key)\t\(stamp.field)\n"
             }
             if let registration { text += "#\t\(registration.digest)\t\(registration.stamp.field)\n" }
+            guard appending || !clockReadings.isEmpty else { return }
+            text += "~"
+            for reading in clockReadings {
+                let name = reading.name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                text += "\t\(reading.device)=\(reading.offset)=\(name)"
+            }
+            text += "\n"
         }
-        let appended = touched.count + (shared ? containerStamps.count + 1 : 0)
+        let appended = touched.count + (shared ? containerStamps.count + 2 : 0)
         if fileLines > 0, fileLines + appended <= 2 * baseLines + 64, access(url.path, W_OK) == 0 {
             // A line left torn by a crash ends at this newline and is dropped when read.
             text = "\n"
@@ -364,15 +386,15 @@ struct DocumentCatalog: Sendable {
             // Stamps set to nothing are appended as `-`, which reads back as none.
             if shared {
                 for key in ["documents", "tombstones", "devices"] where containerStamps[key] == nil { text += "@\t\(key)\t-\n" }
-                sharedLines()
+                sharedLines(appending: true)
             }
             try AtomicFile.append(Data(text.utf8), to: url)
             fileLines += appended
         } else {
             index()
-            let lines = 1 + containerStamps.count + (registration == nil ? 0 : 1) + entries.count + unparsed.count
+            let lines = 1 + containerStamps.count + (registration == nil ? 0 : 1) + (clockReadings.isEmpty ? 0 : 1) + entries.count + unparsed.count
             text = Self.header + "\t\(lines)\n"
-            sharedLines()
+            sharedLines(appending: false)
             // Straight into one buffer of about the file's size: a String grown line by line
             // and then copied into Data peaked at three times the catalog (11 MB of a daemon's
             // memory at 10,000 documents).

@@ -67,7 +67,7 @@ extension DocumentLibrary {
                 "this device (fingerprint \(fingerprint)) is not admitted to the signed container: its saves wait until an admitted device runs 'multidoc device admit \(fingerprint)'"))
         }
         if policy.encryption != nil, !container.holdsContainerKey {
-            report.problems.append(.locked("the container is encrypted and this device does not hold its key: run 'multidoc container unlock' with the passphrase"))
+            report.problems.append(.locked("the container is encrypted and this device does not hold its key"))
             return
         }
         let wanted = policy.encryption == nil ? 1 : 2

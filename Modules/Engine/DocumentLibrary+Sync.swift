@@ -163,6 +163,7 @@ extension DocumentLibrary {
         let registry = RegistrySnapshot(container)
         let registryStamp = container.peerRegistryStamp(excluding: identity.id)
         let registryChanged = scope.isFull && catalog.containerStamps["devices"] != registryStamp
+        if only == nil { readClocks(container, registryStamp: registryStamp, &report) }
         var busy: [LocalDocumentRecord] = []
         // A preview stands for an import only in a pass that previews: any other imports.
         let previewing = scope.isFull && firstImports == .whenNeeded
@@ -253,6 +254,35 @@ extension DocumentLibrary {
         return report
     }
 
+    /// This device's saves that wait in an outbox because another file holds their slot in the
+    /// container (``Replicator/takenSlot(_:outbox:)``), one problem per document, with its way
+    /// out. Reads the stores of documents a pass did not find quiet (a quiet one shipped all it
+    /// had) and the container; changes nothing (`status`, `container verify`).
+    public func stuckSaves() async -> [SyncProblem] {
+        guard let replicator else { return [] }
+        var problems: [SyncProblem] = []
+        for record in allRecords().filter({ $0.location == .cloud && catalog.quiet($0.id) == nil }).sorted(by: { $0.id < $1.id }) {
+            guard let contents = try? await peek(record), !contents.sync.outbox.isEmpty,
+                  let taken = replicator.takenSlot(record.id, outbox: contents.sync.outbox) else { continue }
+            problems.append(.unshipped(name: record.name.rawValue, detail: taken.summary, wayOut: taken.wayOut ?? .makeWritable))
+        }
+        return problems
+    }
+
+    /// Says when this device's clock and its peers' differ (``ClockSkew``), from the peers'
+    /// registry entries, read again only when one of them changed (`registryStamp`).
+    private func readClocks(_ container: Container, registryStamp: FileStamp, _ report: inout SyncReport) {
+        if catalog.containerStamps["clocks"] != registryStamp {
+            // File times follow the system clock; a test may give the device a clock of its own.
+            let frame = configuration.now().timeIntervalSince(Date())
+            catalog.clockReadings = container.clockReadings(excluding: identity.id, frame: frame)
+            catalog.setContainerStamp("clocks", registryStamp)
+        }
+        for skew in ClockSkew.judge(catalog.clockReadings) {
+            report.problems.append(.clock(skew))
+        }
+    }
+
     /// How long a log may be missing while a later one of its device is there before the pass
     /// reports the document as stalled (a replication engine delivers in any order, within
     /// seconds): one minute.
@@ -265,7 +295,12 @@ extension DocumentLibrary {
     }
 
     static func problem(_ record: LocalDocumentRecord, _ error: any Error) -> SyncProblem {
-        if let error = error as? UnshippedSaves { return .unshipped(name: record.name.rawValue, detail: "\(error.cause)") }
+        if let error = error as? UnshippedSaves {
+            // A save whose slot another copy of this root took needs a new identity; any other
+            // failure to ship, a container that takes writes.
+            let cause = error.cause as? SyncError
+            return .unshipped(name: record.name.rawValue, detail: cause?.summary ?? "\(error.cause)", wayOut: cause?.wayOut ?? .makeWritable)
+        }
         return .document(name: record.name.rawValue, detail: "\(error)")
     }
 

@@ -30,9 +30,12 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     /// Admission, removal, signing or the container key: refused (not admitted, a wrong
     /// passphrase, no such device asking to join).
     case trust(String)
+    /// An environment variable the engine reads holds a value it cannot use.
+    case badEnvironment(variable: String, detail: String)
 
     public var description: String {
         switch self {
+        case .badEnvironment(let variable, let detail): "\(variable): \(detail)"
         case .unknownDocument(let query, let suggestions):
             "no document matches '\(query)'"
                 + (suggestions.isEmpty ? " ('multidoc list' shows every document)" : Suggestions.phrase(suggestions, quoted: true))

@@ -120,7 +120,8 @@ public enum ContainerChangeDecision: Sendable {
 }
 
 /// Something a sync pass could not do. Typed, so a front end can say what to run about it
-/// without reading its words; ``description`` is the line it prints.
+/// without reading its words: ``wayOut`` is what gets out of a stuck state, and
+/// ``description``, the line front ends print, ends with it.
 public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     /// `yyyy-MM-dd HH:mm:ssZ` (UTC), for a time inside a problem's line.
     static func utc(_ date: Date) -> String {
@@ -152,14 +153,37 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     case waitingForPeer(name: String, wait: DependencyWait)
     /// A document's saves could not be shipped into the container (read-only, full, a file
     /// where its folder belongs): they wait in its outbox and are shipped by a later pass, but
-    /// no peer has them yet.
-    case unshipped(name: String, detail: String)
+    /// no peer has them yet. `wayOut`: what lets them ship (another copy of this root took
+    /// their slots: a new identity; otherwise a container that takes writes again).
+    case unshipped(name: String, detail: String, wayOut: WayOut)
     /// The container is signed and this device is not admitted: its saves wait.
     case notAdmitted(String)
     /// The container is encrypted and this device does not hold its key.
     case locked(String)
+    /// This device's clock and its peers' differ by more than ``ContainerBounds/maximumClockLead``.
+    /// Nothing waits for it (stamps are applied as written on every device); said so the wrong
+    /// clock is set right.
+    case clock(ClockSkew)
+
+    /// What gets out of the state this problem names, when something does.
+    public var wayOut: WayOut? {
+        switch self {
+        case .containerChanged: .adopt
+        case .stalled(_, let gap): .repair(writer: gap.device)
+        case .waitingForPeer(_, let wait): .syncOn(wait.waitsFor)
+        case .unshipped(_, _, let wayOut): wayOut
+        case .locked: .unlock
+        case .clock(let skew): skew.wayOut
+        case .container, .document, .discovery, .keptLocal, .registration, .notAdmitted: nil
+        }
+    }
 
     public var description: String {
+        wayOut.map { "\(summary); \($0)" } ?? summary
+    }
+
+    /// The problem without its way out.
+    public var summary: String {
         switch self {
         case .container(let error): error.description
         case .containerChanged(let detail): detail + "; staying local"
@@ -170,12 +194,71 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
         case .stalled(let name, let gap):
             "\(name) waits for \(gap), missing from the container while log \(gap.nextPresent) is there"
                 + (gap.since.map { " (since \(Self.utc($0)))" } ?? "")
-                + "; if it was lost, run 'multidoc container repair' on the device that wrote it (or one that has it)"
         case .waitingForPeer(let name, let wait):
             "\(name) waits: \(wait)" + (wait.since.map { " (since \(Self.utc($0)))" } ?? "")
-                + "; that device's later saves of it wait too. Run 'multidoc sync' on device \(wait.waitsFor); if the log was lost, check 'multidoc container verify'"
-        case .unshipped(let name, let detail): "\(name): saves not shipped, kept in its outbox: \(detail)"
+                + "; that device's later saves of it wait too"
+        case .unshipped(let name, let detail, _): "\(name): saves not shipped, kept in its outbox: \(detail)"
         case .notAdmitted(let detail), .locked(let detail): detail
+        case .clock(let skew): skew.description
+        }
+    }
+}
+
+/// How this device's clock and its peers' disagree (``ClockReading``s off by more than
+/// ``ContainerBounds/maximumClockLead``), and whose clock that makes wrong: this device's when
+/// two or more peers agree with each other against it, one peer's when the others agree with
+/// this device, either of two when there is one peer to compare with.
+public struct ClockSkew: Sendable, Hashable, CustomStringConvertible {
+    public enum Whose: Sendable, Hashable {
+        /// Every peer (two or more) reads alike, and this device's clock is off from them.
+        case thisDevice
+        /// This peer's clock is off from this device's and the other peers'.
+        case peer(String)
+        /// The one peer there is reads off from this device: one of the two clocks is wrong.
+        case either(String)
+    }
+
+    public let whose: Whose
+    /// Seconds this device's clock reads ahead of the wrong one's, or of the peers' (negative: behind).
+    public let seconds: Int64
+    /// The peers compared with, by name.
+    public let peers: [String]
+
+    /// What the readings say, or nil when no clock is off.
+    public static func judge(_ readings: [ClockReading]) -> [ClockSkew] {
+        let off = readings.filter(\.isOff)
+        guard !off.isEmpty else { return [] }
+        if readings.count == 1, let only = readings.first {
+            return [ClockSkew(whose: .either(only.name), seconds: only.offset, peers: [only.name])]
+        }
+        let sameWay = off.allSatisfy { $0.offset > 0 } || off.allSatisfy { $0.offset < 0 }
+        if off.count == readings.count, sameWay {
+            // The nearest of them: this device is at least that far off.
+            let nearest = off.min { $0.offset.magnitude < $1.offset.magnitude }?.offset ?? 0
+            return [ClockSkew(whose: .thisDevice, seconds: nearest, peers: readings.map(\.name))]
+        }
+        return off.map { ClockSkew(whose: .peer($0.name), seconds: $0.offset, peers: [$0.name]) }
+    }
+
+    public var description: String {
+        let span = ContainerBounds.describe(seconds: Double(seconds.magnitude))
+        let direction = seconds > 0 ? "ahead of" : "behind"
+        switch whose {
+        case .thisDevice:
+            return "this device's clock reads \(span) \(direction) every peer's (\(peers.joined(separator: ", "))): its saves are stamped off by that much"
+        case .peer(let name):
+            return "device \(name)'s clock reads \(span) \(seconds > 0 ? "behind" : "ahead of") this device's and the other peers': its saves are stamped off by that much"
+        case .either(let name):
+            return "this device's clock reads \(span) \(direction) device \(name)'s: one of the two clocks is wrong, and its device's saves are stamped off by that much"
+        }
+    }
+
+    /// Setting the wrong clock right.
+    public var wayOut: WayOut {
+        switch whose {
+        case .thisDevice: .setClock(device: nil, orThisOne: false)
+        case .peer(let name): .setClock(device: name, orThisOne: false)
+        case .either(let name): .setClock(device: name, orThisOne: true)
         }
     }
 }
@@ -219,7 +302,7 @@ public struct SyncReport: Sendable, Equatable {
 
     /// The documents whose saves could not be shipped (``SyncProblem/unshipped(name:detail:)``).
     public var unshipped: [String] {
-        problems.compactMap { if case .unshipped(let name, _) = $0 { name } else { nil } }
+        problems.compactMap { if case .unshipped(let name, _, _) = $0 { name } else { nil } }
     }
 
     public init() {}

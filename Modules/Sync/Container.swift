@@ -444,7 +444,7 @@ public struct Container: Sendable {
             .compactMap { name -> (URL, Baseline)? in
                 let url = baselinesDirectory(id).appendingPathComponent(name, isDirectory: false)
                 guard let baseline = try? readBaseline(url), baseline.document == id,
-                      baseline.format <= Self.formatVersion, baseline.problem(latest: nil) == nil else { return nil }
+                      baseline.format <= Self.formatVersion, baseline.problem() == nil else { return nil }
                 return (url, baseline)
             }
             .sorted { $0.1.coverage > $1.1.coverage }
@@ -526,10 +526,11 @@ public struct Container: Sendable {
 
     /// Reads and validates one log file.
     ///
-    /// `latest`: the latest stamp accepted (``ContainerBounds/latestWall(at:)``); nil checks no clock.
+    /// The log's stamp is taken as every reader takes it (``ContainerBounds/clamped(_:)``),
+    /// whatever this device's clock says.
     /// `refusing`: container identities a format 2 log must not name (replaced by a reset).
     public func readLog(
-        _ id: DocumentID, device: DeviceID, sequence: UInt64, latest: UInt64? = nil, refusing: Set<UUID> = []
+        _ id: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID> = []
     ) throws(LogDecodingError) -> TransactionLog {
         let url = logURL(id, device: device, sequence: sequence)
         let data: Data
@@ -538,15 +539,15 @@ public struct Container: Sendable {
         } catch {
             throw LogDecodingError(reason: error.detail ?? error.description)
         }
-        return try decodeLog(data, id, device: device, sequence: sequence, latest: latest, refusing: refusing)
+        return try decodeLog(data, id, device: device, sequence: sequence, refusing: refusing)
     }
 
-    /// Validates and decodes the bytes of one log (``readLog(_:device:sequence:latest:refusing:)``
+    /// Validates and decodes the bytes of one log (``readLog(_:device:sequence:refusing:)``
     /// without the file: a log still in a device's outbox).
     public func decodeLog(
-        _ data: Data, _ id: DocumentID, device: DeviceID, sequence: UInt64, latest: UInt64? = nil, refusing: Set<UUID> = []
+        _ data: Data, _ id: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID> = []
     ) throws(LogDecodingError) -> TransactionLog {
-        let log: TransactionLog
+        var log: TransactionLog
         if ContainerEnvelope.isEnvelope(data) {
             let envelope = try open(
                 Array(data), kind: .log, document: id.uuid, writer: device, place: sequence, maximumPayload: TransactionLog.maximumFileSize,
@@ -556,9 +557,7 @@ public struct Container: Sendable {
             if let keys, keys.policy.isSigned { throw LogDecodingError(reason: "refused: unsigned, in a signed container (claimed writer \(device))") }
             log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence, refusing: refusing)
         }
-        if let latest, let problem = ContainerBounds.problem(stamp: log.stamp, latest: latest) {
-            throw LogDecodingError(reason: problem)
-        }
+        log.stamp = ContainerBounds.clamped(log.stamp)
         return log
     }
 

@@ -11,16 +11,35 @@ public enum ContainerBounds {
     /// log named above it is not a log; a baseline or registry entry claiming more is refused.
     public static let maximumSequence: UInt64 = 1 << 40
 
-    /// How far a peer's clock may run ahead of this device's: a log, baseline or tombstone
-    /// stamped later than this device's clock plus this waits (reported) until the clock gets
-    /// there, instead of dragging this device's clock (and every later save) into the future.
+    /// How far two devices' clocks may differ before a pass says so (``ClockReading``): more
+    /// than a replication engine's delay, less than any wrong time zone or wrong date.
     public static let maximumClockLead: Duration = .seconds(3600)
 
-    /// The latest stamp wall time (milliseconds since 1970) accepted at `now`.
-    public static func latestWall(at now: Date) -> UInt64 {
-        let milliseconds = (now.timeIntervalSince1970 * 1000).rounded()
-        let clamped = milliseconds.isFinite ? max(0, min(milliseconds, 9.0e15)) : 0
-        return UInt64(clamped) + UInt64(maximumClockLead.components.seconds) * 1000
+    /// The latest wall time (milliseconds since 1970) a device stamps a save with: 2⁴⁷, in the
+    /// year 6429 (``clampedWall(_:)``). A device's stamps pass it only by the counter's
+    /// carry, a millisecond per 2³² saves past it: stamps up to ``maximumReadWall`` are real.
+    public static let maximumWall: UInt64 = 1 << 47
+
+    /// The latest wall time a reader takes as written: 2⁴⁸. The same constant on every device,
+    /// so what a reader does with a stamp never depends on its own clock: a stamp a year ahead
+    /// is applied as it is everywhere (the hybrid logical clock carries every device past it,
+    /// and every device's later saves order after it), and a stamp past this wall, which no
+    /// device wrote, is read as ``maximumWall`` with counter 0 on every device (``clamped(_:)``),
+    /// so it orders before every save made after it, no clock saturates and every stored wall
+    /// fits an `Int64`.
+    public static let maximumReadWall: UInt64 = 1 << 48
+
+    /// `now` as a stamp's wall time (milliseconds since 1970), at most ``maximumWall``.
+    public static func clampedWall(_ now: Date) -> UInt64 {
+        let milliseconds = (now.timeIntervalSince1970 * 1000).rounded(.down)
+        guard milliseconds.isFinite, milliseconds > 0 else { return 0 }
+        return milliseconds >= Double(maximumWall) ? maximumWall : UInt64(milliseconds)
+    }
+
+    /// `stamp` as every reader takes it (see ``maximumReadWall``).
+    public static func clamped(_ stamp: Stamp) -> Stamp {
+        guard stamp.wall > maximumReadWall else { return stamp }
+        return Stamp(wall: maximumWall, counter: 0, device: stamp.device)
     }
 
     /// Why an applied map (a baseline's, a registry entry's) is out of range, or nil.
@@ -29,14 +48,8 @@ public enum ContainerBounds {
         return "claims log \(sequence) of device \(device), beyond the largest sequence a device can reach (\(maximumSequence))"
     }
 
-    /// Why a stamp is out of range at `latest` (see ``latestWall(at:)``), or nil.
-    public static func problem(stamp: Stamp, latest: UInt64) -> String? {
-        guard stamp.wall > latest else { return nil }
-        let ahead = Double(stamp.wall) / 1000 - Double(latest - UInt64(maximumClockLead.components.seconds) * 1000) / 1000
-        return "stamped \(Self.describe(seconds: ahead)) ahead of this device's clock (more than \(Self.describe(seconds: Double(maximumClockLead.components.seconds))) is not trusted); waiting until this clock gets there — check the writer's clock"
-    }
-
-    static func describe(seconds: Double) -> String {
+    /// A span in words: seconds, minutes, hours, days or years.
+    public static func describe(seconds: Double) -> String {
         switch seconds {
         case ..<120: return "\(Int(seconds)) s"
         case ..<7200: return "\(Int(seconds / 60)) min"
@@ -54,12 +67,14 @@ public enum ContainerBounds {
 }
 
 extension Baseline {
-    /// Why this baseline is out of range at `latest` (its applied map, its stamps), or nil.
-    func problem(latest: UInt64?) -> String? {
+    /// Why this baseline is out of range (its applied map, its stamps), or nil. A stamp past
+    /// ``ContainerBounds/maximumReadWall`` was never written by a device: such a baseline is not
+    /// trusted, by every reader alike.
+    func problem() -> String? {
         if let problem = ContainerBounds.problem(applied: applied) { return problem }
-        guard let latest else { return nil }
-        let all = stamps.values.flatMap(\.values) + tombstones.values
-        return all.lazy.compactMap { ContainerBounds.problem(stamp: $0, latest: latest) }.first.map { "holds a value \($0)" }
+        let all = stamps.values.lazy.flatMap(\.values) + tombstones.values
+        guard let stamp = all.first(where: { $0.wall > ContainerBounds.maximumReadWall }) else { return nil }
+        return "holds a value stamped \(stamp), past the latest wall time any device writes (\(ContainerBounds.maximumReadWall) ms)"
     }
 
     /// Whether the baseline holds what `log` did (every attribute it wrote at the log's stamp

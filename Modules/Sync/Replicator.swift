@@ -73,8 +73,8 @@ public struct Replicator: Sendable {
         document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
         to store: any DocumentStore, ship: Bool, durable: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
-        let wall = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         let committedAt = now()
+        let wall = ContainerBounds.clampedWall(committedAt)
         return try store.write(durable: durable) { contents in
             try stage(
                 try makeChanges(contents.graph), document: document, device: device, format: format, keys: keys, wall: wall,
@@ -204,7 +204,7 @@ public struct Replicator: Sendable {
             do {
                 existing = try container.readFile(url, limit: TransactionLog.maximumFileSize)
             } catch {
-                throw SyncError(.writeFailed, path: url.path, detail: "this device's log \(sequence) goes there, but the file in its place cannot be read as one (\(error)); the save waits in the outbox (was this device's root copied, or restored from a backup, so that two copies saved the same numbers? or is the file forged?)")
+                throw SyncError(.writeFailed, path: url.path, detail: "this device's log \(sequence) goes there, but the file in its place cannot be read as one (\(error)); the save waits in the outbox (a copy of this device's root, or a restored backup, saved the same numbers; or the file is forged)", wayOut: .newIdentity)
             }
             guard existing == data else {
                 // This device's own log, shipped before a power loss undid the commit that made
@@ -212,7 +212,7 @@ public struct Replicator: Sendable {
                 if !resequencedOnce, try resequence(document, from: sequence, in: store) {
                     return try flush(document, in: store, resequencedOnce: true)
                 }
-                throw SyncError(.writeFailed, path: url.path, detail: "a different log with this sequence is already in the container; the save waits in the outbox (was this device's root copied, or restored from a backup, so that two copies saved the same numbers? or is the file forged?)")
+                throw SyncError(.writeFailed, path: url.path, detail: "a different log with this sequence is already in the container; the save waits in the outbox (a copy of this device's root, or a restored backup, saved the same numbers; or the file is forged)", wayOut: .newIdentity)
             }
             written.append(url)
         }
@@ -230,6 +230,26 @@ public struct Replicator: Sendable {
         return written
     }
 
+    /// Why this device's waiting saves of `document` (its `outbox`) cannot ship, without writing
+    /// anything: another file holds the slot the first of them goes to (a copy of this device's
+    /// root or a restored backup saved the same numbers, or the file is forged), the error
+    /// ``flush(_:in:)`` ends with. Nil when the slot is free or holds that very log, or holds a
+    /// log of this device made before this machine started, which a flush takes back.
+    public func takenSlot(_ document: DocumentID, outbox: [UInt64: Data]) -> SyncError? {
+        guard let first = outbox.keys.min(), let data = outbox[first], container.hasLog(document, device: device.id, sequence: first) else { return nil }
+        let url = container.logURL(document, device: device.id, sequence: first)
+        guard let existing = try? container.readFile(url, limit: TransactionLog.maximumFileSize), existing == data else {
+            if let log = try? container.readLog(document, device: device.id, sequence: first, refusing: refusedContainers), log.committedAt < bootedAt() {
+                return nil
+            }
+            return SyncError(
+                .writeFailed, path: url.path,
+                detail: "this device's log \(first) waits in the outbox and a different file is in its place (a copy of this device's root, or a restored backup, saved the same numbers; or the file is forged)",
+                wayOut: .newIdentity)
+        }
+        return nil
+    }
+
     /// Takes back this device's own logs from `first` on that the store lost (a save's commit is
     /// not synced when its log is written durably instead, so a power loss can undo the commit
     /// and keep the log), and numbers the saves waiting in the outbox after them, in one synced
@@ -245,11 +265,10 @@ public struct Replicator: Sendable {
     /// text identities) keeps both. Text identities stay apart: each save's new ones start a
     /// distance past the last ones that hashes the save's time (``textOperations(_:by:salt:in:)``).
     private func resequence(_ document: DocumentID, from first: UInt64, in store: any DocumentStore) throws -> Bool {
-        let latest = ContainerBounds.latestWall(at: now())
         var lost: [TransactionLog] = []
         var next = first
         while next <= ContainerBounds.maximumSequence,
-              let log = try? container.readLog(document, device: device.id, sequence: next, latest: latest, refusing: refusedContainers) {
+              let log = try? container.readLog(document, device: device.id, sequence: next, refusing: refusedContainers) {
             lost.append(log)
             next += 1
         }
@@ -432,7 +451,6 @@ public struct Replicator: Sendable {
             QuarantinedFile(url: $0, reason: "conflict copy made by the replication engine, not imported")
         }
         var plan = makePlan(document, listing, applied: contents.sync.applied, report: &report)
-        let latest = ContainerBounds.latestWall(at: now())
 
         if plan.needsBaseline {
             // Every baseline is checked (widest first): the widest trusted one is also what a
@@ -443,7 +461,7 @@ public struct Replicator: Sendable {
             }
             var trusted: [(url: URL, baseline: Baseline)] = []
             for entry in container.baselines(document) {
-                if let problem = trustProblem(entry.baseline, latest: latest) {
+                if let problem = trustProblem(entry.baseline) {
                     // Reported when it would have been used.
                     if holdsMore(entry) { report.quarantined.append(QuarantinedFile(url: entry.url, reason: "baseline not used: \(problem)")) }
                 } else {
@@ -477,7 +495,7 @@ public struct Replicator: Sendable {
             var stopped: Set<DeviceID> = []
             for (origin, sequence) in batch where !stopped.contains(origin) {
                 do {
-                    logs.append(try container.readLog(document, device: origin, sequence: sequence, latest: latest, refusing: refusedContainers))
+                    logs.append(try container.readLog(document, device: origin, sequence: sequence, refusing: refusedContainers))
                 } catch {
                     stopped.insert(origin)
                     report.quarantined.append(QuarantinedFile(url: container.logURL(document, device: origin, sequence: sequence), reason: error.description))
@@ -542,7 +560,6 @@ public struct Replicator: Sendable {
     ) throws -> (report: ImportReport, before: StoreContents, after: StoreContents)? {
         let contents = try store.read()
         guard !contents.sync.applied.isEmpty else { return nil }
-        let latest = ContainerBounds.latestWall(at: now())
         var logs: [TransactionLog] = []
         for (origin, sequences) in arrived.sorted(by: { $0.key < $1.key }) where origin != device.id {
             var next = (contents.sync.applied[origin] ?? 0) + 1
@@ -550,7 +567,7 @@ public struct Replicator: Sendable {
             guard sequences.contains(where: { $0 >= next }) else { continue }
             guard sequences.contains(next) else { return nil }
             while sequences.contains(next) {
-                guard let log = try? container.readLog(document, device: origin, sequence: next, latest: latest, refusing: refusedContainers)
+                guard let log = try? container.readLog(document, device: origin, sequence: next, refusing: refusedContainers)
                 else { return nil }
                 logs.append(log)
                 next += 1
@@ -586,8 +603,8 @@ public struct Replicator: Sendable {
     /// Why a baseline must not stand in for logs, or nil: out of range (see ``ContainerBounds``),
     /// or it claims a log still in the container that it does not hold (a baseline of nothing
     /// claiming everything would otherwise replace a document with an empty one).
-    func trustProblem(_ baseline: Baseline, latest: UInt64) -> String? {
-        if let problem = baseline.problem(latest: latest) { return problem }
+    func trustProblem(_ baseline: Baseline) -> String? {
+        if let problem = baseline.problem() { return problem }
         for (origin, sequence) in baseline.applied where sequence > 0 {
             guard let log = try? container.readLog(baseline.document, device: origin, sequence: sequence) else { continue }
             if !baseline.reflects(log) {
@@ -669,9 +686,8 @@ public struct Replicator: Sendable {
     /// The gaps a device joining now would wait behind: logs missing from the container past
     /// what its trusted baselines cover, while later logs of the same device are there.
     public func standingGaps(_ document: DocumentID) -> [LogGap] {
-        let latest = ContainerBounds.latestWall(at: now())
         var covered: [DeviceID: UInt64] = [:]
-        for entry in container.baselines(document) where trustProblem(entry.baseline, latest: latest) == nil {
+        for entry in container.baselines(document) where trustProblem(entry.baseline) == nil {
             for (device, sequence) in entry.baseline.applied { covered[device] = max(covered[device] ?? 0, sequence) }
         }
         var report = ImportReport()
@@ -768,10 +784,9 @@ public struct Replicator: Sendable {
     }
 
     /// The baseline of widest coverage that may stand in for the logs it claims (see
-    /// ``trustProblem(_:latest:)``): the only kind this device prunes its logs for.
+    /// ``trustProblem(_:)``): the only kind this device prunes its logs for.
     func trustedBaseline(_ document: DocumentID) -> Baseline? {
-        let latest = ContainerBounds.latestWall(at: now())
-        return container.baselines(document).lazy.map(\.baseline).first { trustProblem($0, latest: latest) == nil }
+        return container.baselines(document).lazy.map(\.baseline).first { trustProblem($0) == nil }
     }
 
     /// `present`: this device's logs of the document in the container, when just listed.

@@ -26,14 +26,22 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     public let kind: Kind
     public let path: String
     public let detail: String
+    /// What gets out of the state this error leaves the device in, when the error knows it.
+    public let wayOut: WayOut?
 
-    public init(_ kind: Kind, path: String, detail: String = "") {
+    public init(_ kind: Kind, path: String, detail: String = "", wayOut: WayOut? = nil) {
         self.kind = kind
         self.path = path
         self.detail = detail
+        self.wayOut = wayOut
     }
 
     public var description: String {
+        wayOut.map { "\(summary); \($0)" } ?? summary
+    }
+
+    /// The error without its way out.
+    public var summary: String {
         let what: String
         switch kind {
         case .containerUnavailable: what = "container is unavailable"

@@ -21,11 +21,13 @@ extension TwoDevices {
         return folder
     }
 
-    /// `multidoc` with `arguments`; with `root`, on that root and the container.
-    func multidoc(_ arguments: [String], root: String? = nil, stdin: String? = nil) throws -> ProductRunner.Result {
+    /// `multidoc` with `arguments`; with `root`, on that root and the container; `clockOffset`:
+    /// the device's clock that many seconds off (`MULTIDOC_CLOCK_OFFSET`).
+    func multidoc(_ arguments: [String], root: String? = nil, stdin: String? = nil, clockOffset: Int? = nil) throws -> ProductRunner.Result {
         var all = arguments
         if let root { all += ["--root", root, "--container", container] }
-        return try ProductRunner.run("multidoc", all, stdin: stdin)
+        let environment = clockOffset.map { ["MULTIDOC_CLOCK_OFFSET": String($0)] } ?? [:]
+        return try ProductRunner.run("multidoc", all, environment: environment, stdin: stdin)
     }
 
     func json(_ result: ProductRunner.Result) throws -> Any {

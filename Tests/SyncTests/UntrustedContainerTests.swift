@@ -99,28 +99,76 @@ import TestSupport
         #expect(container.applyTombstones().deleted == [doc])
     }
 
-    @Test func aPeerClockYearsAheadWaitsAndCannotWrapTheCounter() throws {
+    /// A device whose replicator reads `clock` instead of the harness's.
+    private func device(_ harness: SyncHarness, _ n: Int, _ name: String, clock: TestClock) -> SyncDevice {
+        var device = harness.device(n, name)
+        device.replicator = Replicator(container: Container(root: harness.container), device: device.identity, now: { clock.now() })
+        return device
+    }
+
+    /// One wrong clock cuts no device off: a save stamped a year ahead is applied as written by a
+    /// device whose clock is right and by one whose clock is a year behind; once the writer's clock
+    /// is right its later saves follow at once (none waits behind the first), and every device
+    /// ends with the same text.
+    @Test func aSaveStampedAYearAheadIsAppliedAlikeByEveryDevice() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let year: TimeInterval = 365 * 86_400
+        let aClock = TestClock(harness.clock.now().addingTimeInterval(year))
+        let cClock = TestClock(harness.clock.now().addingTimeInterval(-year))
+        let a = device(harness, 1, "A", clock: aClock), b = harness.device(2, "B"), c = device(harness, 3, "C", clock: cClock)
+        try b.create(doc, name: "Doc", text: "start", now: harness.clock.now())
+        try a.importPending(doc)
+        try a.edit(doc, text: "A, a year ahead")
+        for reader in [b, c] {
+            let report = try reader.importPending(doc)
+            #expect(report.quarantined.isEmpty, "\(report.quarantined)")
+            #expect(report.isComplete)
+            #expect(try reader.text(doc) == "A, a year ahead")
+        }
+        // A's clock is set right: its next save is imported at once, though stamped after the first.
+        aClock.advance(-year + 60)
+        try a.edit(doc, text: "A, clock right")
+        for reader in [b, c] {
+            let report = try reader.importPending(doc)
+            #expect(report.imported.count == 1 && report.isComplete)
+            #expect(try reader.text(doc) == "A, clock right")
+        }
+        // A save made after seeing A's wins everywhere, whatever its maker's clock says.
+        try c.edit(doc, text: "C, a year behind")
+        for device in [a, b] { try device.importPending(doc) }
+        #expect(try [a, b, c].map { try $0.text(doc) } == Array(repeating: "C, a year behind", count: 3))
+    }
+
+    /// A stamp past the latest wall any device writes is read as that wall by every reader alike
+    /// (nothing waits, nothing wraps), and later saves still win over it.
+    @Test func aStampPastTheLatestWallIsReadAlikeAndCannotWrapTheCounter() throws {
         let harness = try SyncHarness()
         defer { harness.folder.remove() }
         let a = harness.device(1, "A"), b = harness.device(2, "B")
+        let late = device(harness, 3, "C", clock: TestClock(harness.clock.now().addingTimeInterval(-3 * 365 * 86_400)))
         try a.create(doc, name: "Doc", text: "start", now: harness.clock.now())
         try b.importPending(doc)
-        // A log stamped ten years ahead with the counter at its maximum.
-        let future = UInt64(harness.clock.now().timeIntervalSince1970 * 1000) + 10 * 365 * 86_400_000
+        try late.importPending(doc)
         let log = TransactionLog(
-            document: doc, device: a.identity.id, sequence: 2, stamp: Stamp(wall: future, counter: .max, device: a.identity.id),
+            document: doc, device: a.identity.id, sequence: 2, stamp: Stamp(wall: .max - 5, counter: .max, device: a.identity.id),
             committedAt: harness.clock.now(), deviceName: "A",
             changes: [LoggedChange(op: .update, id: ObjectID("text-\(doc)"), entity: Entity.textEntry, attributes: ["text": .string("from the future")])])
         let container = Container(root: harness.container)
         _ = try container.writeLog(log.encoded(), document: doc, device: a.identity.id, sequence: 2)
-        let report = try b.importPending(doc)
-        #expect(report.imported.isEmpty)
-        #expect(report.quarantined.contains { $0.reason.contains("ahead of this device's clock") })
-        #expect(try b.text(doc) == "start")
-        // B's own saves go on, and win.
+        let read = try container.readLog(doc, device: a.identity.id, sequence: 2)
+        #expect(read.stamp == Stamp(wall: ContainerBounds.maximumWall, counter: 0, device: a.identity.id))
+        for reader in [b, late] {
+            let report = try reader.importPending(doc)
+            #expect(report.imported.count == 1 && report.quarantined.isEmpty)
+            #expect(try reader.text(doc) == "from the future")
+        }
+        // B's own saves go on, and win on every device.
         harness.clock.advance(1)
         try b.edit(doc, text: "B's save")
+        try late.importPending(doc)
         #expect(try b.text(doc) == "B's save")
+        #expect(try late.text(doc) == "B's save")
 
         // The clock itself: a stamp observed at the counter's maximum is still followed.
         var clock = HybridLogicalClock()
