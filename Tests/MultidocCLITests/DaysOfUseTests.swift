@@ -26,12 +26,12 @@ extension Tag {
     /// The days to play: one replayed, n for a soak, or the default run's.
     static func seeds() -> [UInt64] {
         if let one = environment["MULTIDOC_DAYS_SEED"].flatMap({ UInt64($0) }) { return [one] }
-        let count = environment["MULTIDOC_DAYS_SEEDS"].flatMap { Int($0) } ?? 2
+        let count = environment["MULTIDOC_DAYS_SEEDS"].flatMap { Int($0) } ?? 3
         return (0..<max(1, count)).map { _ in UInt64.random(in: 0...UInt64.max) }
     }
 
     @Test func daysOfUse() async throws {
-        let steps = Self.environment["MULTIDOC_DAYS_STEPS"].flatMap { Int($0) } ?? 50
+        let steps = Self.environment["MULTIDOC_DAYS_STEPS"].flatMap { Int($0) } ?? 90
         var totals = StepCounts()
         let started = ContinuousClock.now
         for seed in Self.seeds() {
@@ -122,11 +122,16 @@ final class Day {
     var damaged: [String: String] = [:]
     /// Logs the test damaged: (document, writer's UUID, step).
     var damagedLogs: [(document: String, device: String, step: Int)] = []
+    /// Damaged files `container verify` named when the heal began (the others passed every
+    /// check: their damage went unnoticed).
+    var detected: Set<String> = []
     var names = 0
     var step = 0
     var killedCreates = 0
     var toleratedMissing = 0
     var healRounds = 0
+    /// Daemons SIGTERMed before they were up that ended by the signal, not with exit 0.
+    var sigtermsBeforeUp = 0
 
     init(seed: UInt64, steps: Int) throws {
         self.seed = seed
@@ -154,7 +159,7 @@ final class Day {
         let acknowledged = markers.filter(\.acknowledged).count
         return "\(devices.count) devices [\(devices.map { "\($0.name):\($0.store)" }.joined(separator: " "))], \(steps.count) steps, "
             + "\(documents.count) documents known, \(acknowledged) acknowledged edits (\(markers.count - acknowledged) not), "
-            + "\(damaged.count) files damaged, \(toleratedMissing) edits missing where a damaged log allowed it, heal rounds \(healRounds); "
+            + "\(damaged.count) files damaged, \(toleratedMissing) edits missing where a damaged log allowed it, heal rounds \(healRounds), \(sigtermsBeforeUp) daemons ended by a SIGTERM before they were up; "
             + "steps: \(counts); refusals: [\(refused)]"
     }
 
@@ -176,8 +181,8 @@ final class Day {
             let usual = usualDuration(verb)
             delay = .microseconds(Int64(Double.random(in: usual * 0.15...usual * 1.1, using: &random) * 1000))
         }
-        let target = device.partition ?? container
-        let all = arguments + ["--root", device.root.path, "--container", target.path, "--store", device.store]
+        let all = arguments + ["--root", device.root.path, "--store", device.store]
+            + (arguments.contains("--container") ? [] : ["--container", device.mount.path])
         let run = try await launcher.run("multidoc", all, environment: device.environment.merging(extra) { _, new in new }, killAfter: delay)
         check(run, what: "\(device.name): multidoc \(arguments.joined(separator: " "))")
         if run.ok { durations[verb, default: []].append(run.duration.milliseconds) }
@@ -226,15 +231,23 @@ final class Day {
         let count = Int.random(in: 3...5, using: &random)
         for index in 0..<count {
             let name = String(UnicodeScalar(UInt8(65 + index)))
-            let device = DayDevice(name: name, root: folder.appending(name), store: Bool.random(using: &random) ? "sqlite" : "json")
+            let device = DayDevice(name: name, root: folder.appending(name), mount: folder.appending("mounts/\(name)"),
+                                   store: Bool.random(using: &random) ? "sqlite" : "json")
             devices.append(device)
+            try mount(device)
             var arguments = ["init", "--device-name", name, "--no-input"]
-            if index == 0 { arguments.append("--create-container") }
+            // The first makes the container, as a user would, through its real path.
+            if index == 0 { arguments += ["--container", container.path, "--create-container"] }
             let run = try await multidoc(device, arguments)
             log("\(name): init --store \(device.store) → \(run.ending)")
             guard run.ok else { throw ProductRunner.RunnerError(message: "init \(name) failed: \(run.stderr)") }
             let identity = try JSONSerialization.jsonObject(with: Data(contentsOf: device.root.appendingPathComponent("device.json"))) as? [String: Any]
             device.id = ((identity?["id"] as? String) ?? "").lowercased()
+        }
+        // Every device has synced through the container once: it knows its identity.
+        for device in devices {
+            let sync = try await multidoc(device, ["sync"])
+            log("\(device.name): sync → \(sync.ending)")
         }
         // A document to start from, on the first device.
         _ = try await create(on: devices[0], name: "Notes", kill: false)
@@ -251,9 +264,9 @@ final class Day {
         weights.append(partitioned < devices.count - 1 ? (.partition, 3) : (.partition, 0))
         weights.append((.reconnect, partitioned * 3))
         let running = devices.filter { $0.daemon != nil }.count
-        weights.append((.daemonStart, running < devices.count ? 4 : 0))
+        weights.append((.daemonStart, running < devices.count ? 5 : 0))
         weights.append((.daemonStop, running * 2))
-        weights.append((.daemonKill, running * 2))
+        weights.append((.daemonKill, running * 3))
         let skewed = devices.filter { $0.clockOffset != nil }.count
         weights.append((.skew, skewed == 0 ? 3 : 0))
         weights.append((.unskew, skewed * 3))
@@ -324,7 +337,7 @@ final class Day {
             wasKilled = run.ending == .killed
         case .partition:
             guard let device = devices.filter({ $0.partition == nil }).randomElement(using: &random) else { return }
-            try await stopDaemon(device, SIGTERM, because: "partition")
+            // Its daemon, if one runs, stays: a container unmounted under it.
             if random.chance(0.5) {
                 device.partition = folder.appending("missing-\(device.name)")
             } else {
@@ -332,11 +345,12 @@ final class Day {
                 try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
                 device.partition = elsewhere
             }
+            try mount(device)
             log("\(device.name): partitioned (its container is \(device.partition?.lastPathComponent ?? "?"))")
         case .reconnect:
             guard let device = devices.filter({ $0.partition != nil }).randomElement(using: &random) else { return }
-            try await stopDaemon(device, SIGTERM, because: "reconnect")
             device.partition = nil
+            try mount(device)
             log("\(device.name): reconnected")
         case .daemonStart:
             guard let device = devices.filter({ $0.daemon == nil }).randomElement(using: &random) else { return }
@@ -358,6 +372,18 @@ final class Day {
             damageAFile()
         }
         if wasKilled { counts.kills[kind, default: 0] += 1 }
+    }
+
+    /// Points the device's container path at the container, at the folder it is partitioned to,
+    /// or (partitioned to a missing folder) at nothing: the container unmounted.
+    func mount(_ device: DayDevice) throws {
+        let manager = FileManager.default
+        try manager.createDirectory(at: device.mount.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? manager.removeItem(at: device.mount)
+        let target = device.partition ?? container
+        if target == container || manager.fileExists(atPath: target.path) {
+            try manager.createSymbolicLink(at: device.mount, withDestinationURL: target)
+        }
     }
 
     func learn(_ uuid: String, name: String) {
@@ -417,8 +443,7 @@ final class Day {
 
     func startDaemon(_ device: DayDevice) throws {
         device.daemonStarts += 1
-        let target = device.partition ?? container
-        let arguments = ["--root", device.root.path, "--container", target.path, "--store", device.store, "--log-level", "notice"]
+        let arguments = ["--root", device.root.path, "--container", device.mount.path, "--store", device.store, "--log-level", "notice"]
         device.daemon = try Daemon(arguments: arguments, environment: launcher.environment(device.environment),
                                    log: folder.appending("multidocd-\(device.name)-\(device.daemonStarts).log"))
         log("\(device.name): multidocd started")
@@ -428,10 +453,17 @@ final class Day {
         guard let daemon = device.daemon else { return }
         device.daemon = nil
         if reason != "step" { counts.counts[.daemonStop, default: 0] += 1 }
+        // Before its status file is written the daemon may not handle signals yet (SIGTERM in
+        // its first ~30 ms ends it like a kill would).
+        let status = (try? Data(contentsOf: device.root.appendingPathComponent("multidocd.status.json")))
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        let up = (status?["pid"] as? Int).map { Int32($0) == daemon.process.processIdentifier } ?? false
         let ending = await daemon.stop(signal)
         log("\(device.name): multidocd \(signal == SIGKILL ? "SIGKILL" : "SIGTERM") (\(reason)) → \(ending)")
         if signal == SIGKILL { counts.kills[.daemonKill, default: 0] += ending == .killed ? 1 : 0 }
-        if signal == SIGTERM, ending != .exited(0) {
+        if signal == SIGTERM, ending == .signalled(SIGTERM), !up {
+            sigtermsBeforeUp += 1
+        } else if signal == SIGTERM, ending != .exited(0) {
             fail("\(device.name): multidocd did not stop cleanly on SIGTERM (\(ending)): \(daemon.output.suffix(2000))")
         }
         if signal == SIGKILL, ending != .killed, ending != .exited(0) {
@@ -493,6 +525,14 @@ final class Day {
 
     // MARK: Heal
 
+    /// Whether a line of `container verify` is about the damaged file at `path` (an info file's
+    /// damage is named as its document folder's).
+    func names(_ problem: String, _ path: String) -> Bool {
+        if problem.contains(path) { return true }
+        let parts = path.split(separator: "/")
+        return parts.count == 3 && parts[2].hasPrefix("info-") && problem.contains("\(parts[0])/\(parts[1]):")
+    }
+
     /// Everything back to normal as a user would bring it: daemons stopped, the container back,
     /// clocks right, damaged files the container's check names removed, `container repair`, and
     /// `sync` on every device until a round changes nothing.
@@ -501,6 +541,7 @@ final class Day {
         for device in devices {
             try await stopDaemon(device, SIGTERM, because: "heal")
             device.partition = nil
+            try mount(device)
             device.clockOffset = nil
         }
         for device in devices { try await multidoc(device, ["sync"]) }
@@ -510,11 +551,14 @@ final class Day {
         let problems = ((verify.json() as? [String: Any])?["problems"] as? [String]) ?? []
         log("verify before removing damaged files: \(problems.count) problems")
         var removed: [String] = []
-        for path in damaged.keys.sorted() where problems.contains(where: { $0.contains(path) }) {
+        for path in damaged.keys.sorted() where problems.contains(where: { names($0, path) }) {
             try? FileManager.default.removeItem(at: container.appendingPathComponent(path))
             removed.append(path)
+            detected.insert(path)
         }
-        for problem in problems where !damaged.keys.contains(where: { problem.contains($0) }) {
+        let unnoticed = damaged.keys.filter { !detected.contains($0) && FileManager.default.fileExists(atPath: container.appendingPathComponent($0).path) }
+        if !unnoticed.isEmpty { log("damaged files that pass every check: \(unnoticed.sorted())") }
+        for problem in problems where !damaged.keys.contains(where: { names(problem, $0) }) {
             log("verify named a file the test did not damage: \(problem)")
         }
         log("removed \(removed.count) damaged files: \(removed)")
@@ -548,6 +592,20 @@ final class Day {
 
     // MARK: The oracle
 
+    /// The open bug a divergence in `uuid` comes from, if the test's damage explains it.
+    func knownCause(_ uuid: String) -> String? {
+        if documents[uuid]?.tombstoneDamaged == true {
+            return "a damaged tombstone is never applied nor written again by its device: a deletion the peers had not seen yet never reaches them (DaysOfUse finding 1)"
+        }
+        let unnoticed = damaged.keys.contains { path in
+            path.hasPrefix("documents/\(uuid)/logs/") && !detected.contains(path)
+        }
+        if unnoticed {
+            return "a bit flipped in a format-2 log can pass every check: peers apply other edits than its writer made, silently (DaysOfUse finding 2)"
+        }
+        return nil
+    }
+
     func judge() async throws {
         // Every device lists the same documents under the same names.
         var listed: [String: [String: String]] = [:]
@@ -567,10 +625,10 @@ final class Day {
         let reference = listed[devices[0].name] ?? [:]
         for device in devices.dropFirst() where listed[device.name] != reference {
             let mine = listed[device.name] ?? [:]
-            let only = Set(mine.keys).symmetricDifference(reference.keys).sorted().map { String($0.prefix(8)) }
-            let renamed = Set(mine.keys).intersection(reference.keys).filter { mine[$0] != reference[$0] }
-                .sorted().map { "\($0.prefix(8)): \(reference[$0] ?? "") vs \(mine[$0] ?? "")" }
-            fail("\(device.name) lists other documents than \(devices[0].name): in one list only \(only); names differ \(renamed)")
+            for uuid in Set(mine.keys).union(reference.keys).sorted() where mine[uuid] != reference[uuid] {
+                fail("document \(uuid.prefix(8)) is listed as \(reference[uuid].map { "'\($0)'" } ?? "nothing") on \(devices[0].name), "
+                     + "\(mine[uuid].map { "'\($0)'" } ?? "nothing") on \(device.name)", knownIssue: knownCause(uuid))
+            }
         }
         // Every document's text is the same everywhere.
         var texts: [String: String] = [:]
@@ -582,7 +640,8 @@ final class Day {
                     continue
                 }
                 if let other = texts[uuid], other != text {
-                    fail("document \(uuid.prefix(8)) ('\(reference[uuid] ?? "")') differs: \(devices[0].name) has '\(other)', \(device.name) has '\(text)'")
+                    fail("document \(uuid.prefix(8)) ('\(reference[uuid] ?? "")') differs: \(devices[0].name) has '\(other)', \(device.name) has '\(text)'",
+                         knownIssue: knownCause(uuid))
                 } else {
                     texts[uuid] = text
                 }
@@ -594,6 +653,8 @@ final class Day {
             if let name = reference[uuid] {
                 if !document.removedBy.isEmpty, !document.tombstoneDamaged {
                     fail("document \(uuid.prefix(8)) was deleted (rm acknowledged on \(document.removedBy)) but is listed as '\(name)'")
+                } else if !document.removedBy.isEmpty {
+                    fail("document \(uuid.prefix(8)) was deleted (rm acknowledged on \(document.removedBy)) but is listed as '\(name)'", knownIssue: knownCause(uuid))
                 }
                 if !document.names.contains(name) { fail("document \(uuid.prefix(8)) is named '\(name)', never one of \(document.names)") }
             } else if !document.removeAttempted {
@@ -612,14 +673,17 @@ final class Day {
         for marker in markers {
             guard let text = texts[marker.document], let document = documents[marker.document] else { continue }
             let count = occurrences(marker.text, in: text)
-            if count > 1 { fail("'\(marker.text)' (\(marker.device), step \(marker.step)) is \(count) times in \(marker.document.prefix(8)): '\(text)'") }
+            if count > 1 {
+                fail("'\(marker.text)' (\(marker.device), step \(marker.step)) is \(count) times in \(marker.document.prefix(8)): '\(text)'", knownIssue: knownCause(marker.document))
+            }
             guard marker.acknowledged, count == 0 else { continue }
             let writer = devices.first { $0.name == marker.device }?.id ?? ""
             let damagedAfter = damagedLogs.contains { $0.document == marker.document && $0.device == writer && $0.step > marker.step }
             if damagedAfter || document.infoDamaged || document.tombstoneDamaged {
                 toleratedMissing += 1
             } else {
-                fail("'\(marker.text)' (\(marker.device), step \(marker.step), acknowledged) is missing from \(marker.document.prefix(8)): '\(text)'")
+                fail("'\(marker.text)' (\(marker.device), step \(marker.step), acknowledged) is missing from \(marker.document.prefix(8)): '\(text)'",
+                     knownIssue: knownCause(marker.document))
             }
         }
         for device in devices {
@@ -628,14 +692,15 @@ final class Day {
                 let mine = markers.filter { $0.device == device.name && $0.document == uuid && $0.appended }.sorted { $0.step < $1.step }
                 let places = mine.compactMap { text.range(of: $0.text)?.lowerBound }
                 if places != places.sorted() {
-                    fail("\(device.name)'s appends to \(uuid.prefix(8)) are out of the order it made them: \(mine.map(\.text)) in '\(text)'")
+                    fail("\(device.name)'s appends to \(uuid.prefix(8)) are out of the order it made them: \(mine.map(\.text)) in '\(text)'",
+                         knownIssue: knownCause(uuid))
                 }
             }
         }
         // The container checks clean, or names only files the test damaged.
         let verify = try await multidoc(devices[0], ["container", "verify", "--json"])
         let problems = ((verify.json() as? [String: Any])?["problems"] as? [String]) ?? []
-        let unexplained = problems.filter { problem in !damaged.keys.contains { problem.contains($0) } }
+        let unexplained = problems.filter { problem in !damaged.keys.contains { names(problem, $0) } }
         if !unexplained.isEmpty { fail("container verify after the heal: \(unexplained)") }
         if verify.json() == nil { fail("container verify --json → \(verify.ending): \(verify.stderr)") }
     }

@@ -167,10 +167,13 @@ final class Daemon {
 final class DayDevice {
     let name: String
     let root: URL
+    /// The container's path as this device's processes are given it: a symbolic link to the
+    /// container, to another folder, or to nothing (unmounted).
+    let mount: URL
     let store: String
     /// The device's UUID (lower case, as the container's names spell it).
     var id = ""
-    /// Partitioned: the folder its processes are given instead of the container.
+    /// Partitioned: the folder its mount shows instead of the container (missing: none).
     var partition: URL?
     /// Its clock this many seconds off.
     var clockOffset: Int?
@@ -178,9 +181,10 @@ final class DayDevice {
     var daemonStarts = 0
     var markers = 0
 
-    init(name: String, root: URL, store: String) {
+    init(name: String, root: URL, mount: URL, store: String) {
         self.name = name
         self.root = root
+        self.mount = mount
         self.store = store
     }
 
