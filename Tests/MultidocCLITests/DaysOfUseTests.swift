@@ -37,7 +37,8 @@ extension Tag {
         for seed in Self.seeds() {
             print("DaysOfUse: seed \(seed) (MULTIDOC_DAYS_SEED=\(seed) replays it)")
             let day = try Day(seed: seed, steps: steps)
-            defer { day.folder.remove() }
+            // MULTIDOC_DAYS_KEEP=1 keeps the day's folder (roots, container, daemon logs) to look at.
+            defer { if Self.environment["MULTIDOC_DAYS_KEEP"] == nil { day.folder.remove() } else { print("DaysOfUse: kept \(day.folder.url.path)") } }
             try await day.play()
             totals.merge(day.counts)
             print("DaysOfUse: seed \(seed): \(day.summary)")
@@ -125,6 +126,10 @@ final class Day {
     /// Damaged files `container verify` named when the heal began (the others passed every
     /// check: their damage went unnoticed).
     var detected: Set<String> = []
+    /// Devices the heal had to `container adopt` (they had taken another folder for the container).
+    var adoptions = 0
+    /// Documents the heal moved to the cloud again under a new UUID: old → new.
+    var aliases: [String: String] = [:]
     var names = 0
     var step = 0
     var killedCreates = 0
@@ -159,7 +164,7 @@ final class Day {
         let acknowledged = markers.filter(\.acknowledged).count
         return "\(devices.count) devices [\(devices.map { "\($0.name):\($0.store)" }.joined(separator: " "))], \(steps.count) steps, "
             + "\(documents.count) documents known, \(acknowledged) acknowledged edits (\(markers.count - acknowledged) not), "
-            + "\(damaged.count) files damaged, \(toleratedMissing) edits missing where a damaged log allowed it, heal rounds \(healRounds), \(sigtermsBeforeUp) daemons ended by a SIGTERM before they were up; "
+            + "\(damaged.count) files damaged, \(toleratedMissing) edits missing where a damaged log allowed it, heal rounds \(healRounds), \(adoptions) adopted, \(sigtermsBeforeUp) daemons ended by a SIGTERM before they were up; "
             + "steps: \(counts); refusals: [\(refused)]"
     }
 
@@ -544,7 +549,25 @@ final class Day {
             try mount(device)
             device.clockOffset = nil
         }
-        for device in devices { try await multidoc(device, ["sync"]) }
+        for device in devices {
+            let sync = try await multidoc(device, ["sync"])
+            // The way out the message gives: a device that had nothing shared took the folder
+            // in the container's place for its container; it comes back with `adopt`, and shares
+            // again what it made meanwhile.
+            if sync.stderr.contains("multidoc container adopt") {
+                adoptions += 1
+                let adopt = try await multidoc(device, ["container", "adopt"])
+                log("\(device.name): sync said \(sync.stderr.prefix(300)); container adopt → \(adopt.ending)")
+                let rows = (try await multidoc(device, ["list", "--json"]).json() as? [[String: Any]]) ?? []
+                for row in rows where row["location"] as? String == "local" {
+                    guard let uuid = (row["uuid"] as? String)?.lowercased() else { continue }
+                    let move = try await multidoc(device, ["move-to-cloud", uuid, "--json"])
+                    let moved = ((move.json() as? [String: Any])?["uuid"] as? String)?.lowercased()
+                    log("\(device.name): move-to-cloud \(uuid.prefix(8)) → \(move.ending)\(moved.map { " as \($0.prefix(8))" } ?? "")")
+                    if let moved, moved != uuid { aliases[uuid] = moved }
+                }
+            }
+        }
         // The container's check names the damaged files; a user removes them (nobody can repair
         // a damaged log by hand) and asks each device to repair what they leave missing.
         let verify = try await multidoc(devices[0], ["container", "verify", "--json"])
@@ -648,8 +671,10 @@ final class Day {
             }
         }
         // Documents: those the test knows are there unless deleted; named as someone named them.
+        for (old, new) in aliases { texts[old] = texts[new] }
         for uuid in documentOrder {
             guard let document = documents[uuid] else { continue }
+            let uuid = aliases[uuid] ?? uuid
             if let name = reference[uuid] {
                 if !document.removedBy.isEmpty, !document.tombstoneDamaged {
                     fail("document \(uuid.prefix(8)) was deleted (rm acknowledged on \(document.removedBy)) but is listed as '\(name)'")
@@ -665,7 +690,7 @@ final class Day {
                 }
             }
         }
-        let unknown = Set(reference.keys).subtracting(documentOrder)
+        let unknown = Set(reference.keys).subtracting(documentOrder.map { aliases[$0] ?? $0 })
         if unknown.count > killedCreates {
             fail("\(unknown.count) documents nobody made (only \(killedCreates) creates or restores were killed): \(unknown.sorted().map { $0.prefix(8) })")
         }
