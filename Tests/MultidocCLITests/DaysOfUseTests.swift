@@ -626,6 +626,10 @@ final class Day {
         if unnoticed {
             return "a bit flipped in a format-2 log can pass every check: peers apply other edits than its writer made, silently (DaysOfUse finding 2)"
         }
+        let removed = detected.contains { $0.hasPrefix("documents/\(uuid)/logs/") }
+        if removed {
+            return "a damaged log removed from the container is repaired only when a later log waits behind it: a device's last log lost leaves peers without it for good (DaysOfUse finding 3)"
+        }
         return nil
     }
 
