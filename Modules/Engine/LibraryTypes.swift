@@ -154,6 +154,10 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     case notAdmitted(String)
     /// The container is encrypted and this device does not hold its key.
     case locked(String)
+    /// The container's identity files say an older format (`found`) than this device has seen
+    /// it at (`seen`): a format file was damaged or removed. The device keeps writing the
+    /// format it has seen; `multidoc container upgrade` writes the format file again.
+    case formatKept(seen: Int, found: Int)
 
     public var description: String {
         switch self {
@@ -172,6 +176,9 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
                 + "; that device's later saves of it wait too. Run 'multidoc sync' on device \(wait.waitsFor); if the log was lost, check 'multidoc container verify'"
         case .unshipped(let name, let detail): "\(name): saves not shipped, kept in its outbox: \(detail)"
         case .notAdmitted(let detail), .locked(let detail): detail
+        case .formatKept(let seen, let found):
+            "the container's identity files say format \(found), but this device has seen it at format \(seen) and keeps writing format \(seen) "
+                + "(a format file was damaged or removed); run `multidoc container upgrade` to write it again"
         }
     }
 }
