@@ -155,8 +155,11 @@ public struct Replicator: Sendable {
             guard let record = contents.graph.objects[id] else {
                 return contents.sync.tombstones[id] != nil ? "\(id) was deleted" : "\(id) would not be there after the save"
             }
-            for (name, value) in attributes where !same(record.attributes[name], value) {
-                return "the \(name) of \(id) would not hold what was saved"
+            for (name, value) in attributes {
+                var held = record.attributes[name]
+                // A text saved empty as operations is none at all: its sequence holds nothing.
+                if held == nil, Merge.strategy(entity: record.entity, attribute: name) == .text { held = .string("") }
+                guard same(held, value) else { return "the \(name) of \(id) would not hold what was saved" }
             }
         }
         return nil
@@ -200,18 +203,44 @@ public struct Replicator: Sendable {
         // A device never writes a log its peers would refuse: checked before anything is
         // committed (the transaction rolls back with the throw).
         let data = try encoded(log, format: format, keys: keys)
-        guard data.count <= TransactionLog.maximumFileSize else {
-            throw SyncError(.saveRefused, path: document.description, detail: "its log would be \(data.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
-        }
         if ship { contents.sync.outbox[sequence] = data }
         return LocalCommit(log: log, summary: summary)
     }
 
     /// A log's bytes as a device ships them: format 2 in an envelope (sealed with `keys` in a
     /// signed container), format 1 as JSON.
+    ///
+    /// The bytes are read back by the decoder every reader runs (``TransactionLog/decode(_:document:device:sequence:refusing:)``)
+    /// before they are returned: writer and readers share one set of limits (file size, run
+    /// lengths, counts, names), and a log a peer would refuse is never written.
+    /// - Throws: ``SyncError/Kind/saveRefused`` saying what a reader would refuse.
     static func encoded(_ log: TransactionLog, format: LogFormat, keys: ContainerKeys?) throws -> Data {
-        format.version >= 2 ? Data(try keys.map { try $0.seal(log.envelope(container: format.container)) } ?? log.envelope(container: format.container).encoded)
-            : try log.encoded()
+        let plain: Data
+        var envelope: ContainerEnvelope?
+        if format.version >= 2 {
+            let made = log.envelope(container: format.container)
+            envelope = made
+            plain = Data(made.encoded)
+        } else {
+            plain = try log.encoded()
+        }
+        let refused = { (detail: String) in
+            SyncError(.saveRefused, path: log.document.description, detail: "no device would read its log: \(detail)")
+        }
+        guard plain.count <= TransactionLog.maximumFileSize else {
+            throw refused("it would be \(plain.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
+        }
+        do {
+            _ = try TransactionLog.decode(plain, document: log.document, device: log.device, sequence: log.sequence)
+        } catch {
+            throw refused(error.reason)
+        }
+        guard let envelope, let keys else { return plain }
+        let sealed = Data(try keys.seal(envelope))
+        guard sealed.count <= TransactionLog.maximumFileSize else {
+            throw refused("sealed, it would be \(sealed.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
+        }
+        return sealed
     }
 
     /// Turns new values of text attributes into operations on their sequences: the edits from
