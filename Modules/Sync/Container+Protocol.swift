@@ -114,12 +114,22 @@ extension Container {
     /// (`canSeed`: it has no cloud documents of another container); follows the winner of a
     /// seeding race. `inForce` is every identity present that no reset replaced: documents
     /// published under any other one are left-overs of a reset (``discover(known:only:inForce:deleted:)``).
+    /// `passedOver`: the files of the identity folder that are not identities (damaged, or
+    /// unsigned in a signed container): they have no effect, and the caller reports them.
     /// - Throws: ``SyncError`` when the container cannot be read, has a newer format, or cannot
     ///   be seeded.
     public func checkIdentity(
         remembered: UUID?, canSeed: () -> Bool, device: DeviceID, now: Date, newID: UUID
+    ) throws(SyncError) -> (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>, passedOver: [QuarantinedFile]) {
+        let scan = try scanIdentities()
+        let (check, inForce, replaced) = try checkIdentity(
+            scan.identities, remembered: remembered, canSeed: canSeed, device: device, now: now, newID: newID)
+        return (check, inForce, replaced, scan.passedOver)
+    }
+
+    private func checkIdentity(
+        _ identities: [ContainerIdentity], remembered: UUID?, canSeed: () -> Bool, device: DeviceID, now: Date, newID: UUID
     ) throws(SyncError) -> (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>) {
-        let identities = try identities()
         let current = Self.elect(identities)
         let replaced = Self.replacedIDs(identities)
         let inForce = Set(identities.map(\.containerID)).subtracting(replaced)
@@ -159,7 +169,10 @@ extension Container {
     public func adopt(
         replacing remembered: UUID, device: DeviceID, now: Date, newID: UUID
     ) throws(SyncError) -> (identity: ContainerIdentity, shared: Set<DocumentID>) {
-        let current = try identity()
+        let identities = try identities()
+        var current = Self.elect(identities)
+        // The format in force: an upgraded container has a second identity file saying so.
+        if let id = current?.containerID { current?.format = Self.format(of: id, in: identities) }
         let adoptedID = current?.containerID ?? newID
         // Listed so that a folder this device cannot read stops the adoption: taken for an
         // empty one, it would turn every cloud document into a local one.
@@ -286,6 +299,8 @@ public struct ContainerSummary: Sendable {
     public var logs: Int
     /// Who may write (Docs/SECURITY.md): nil for an unsigned container.
     public var trust: TrustState?
+    /// Files of the identity folder that are not identities: passed over, with no effect.
+    public var passedOver: [QuarantinedFile] = []
 }
 
 /// A signed container's trust, as `container status` shows it.
@@ -313,7 +328,7 @@ extension Container {
     /// Identity, devices, and how many documents, tombstones and logs the container holds.
     /// - Throws: ``SyncError`` when the identity cannot be read or has a newer format.
     public func summary() throws(SyncError) -> ContainerSummary {
-        let identities = try identities()
+        let (identities, passedOver) = try scanIdentities()
         var identity = Self.elect(identities)
         // The format in force: an upgraded container has a second identity file saying so.
         if let id = identity?.containerID { identity?.format = Self.format(of: id, in: identities) }
@@ -331,6 +346,7 @@ extension Container {
                 removed: policy.removed.count, askingToJoin: joinRequests().count)
         }
         return ContainerSummary(
-            identity: identity, devices: deviceRecords(), documents: documents.count, tombstones: tombstones().count, logs: logs, trust: trust)
+            identity: identity, devices: deviceRecords(), documents: documents.count, tombstones: tombstones().count, logs: logs, trust: trust,
+            passedOver: passedOver)
     }
 }

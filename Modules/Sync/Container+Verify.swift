@@ -50,7 +50,6 @@ extension Container {
 
         var replaced: Set<UUID> = []
         // Trust records (signing, admissions, encryption): checked by reading the trust.
-        let trustPrefixes = [Self.signingPrefix, Self.admissionPrefix, Self.encryptionPrefix]
         if let root = keys?.policy.root {
             for file in loadTrust(container: root.container, remembered: root).problems { problem(file.url, file.reason) }
         }
@@ -59,7 +58,7 @@ extension Container {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             guard fileOrNamed(url, "an identity file", into: problem) else { continue }
             result.checkedFiles += 1
-            if trustPrefixes.contains(where: { name.hasPrefix($0) }) { continue }
+            if Self.isTrustRecord(name) { continue }
             do {
                 let identity: ContainerIdentity = try readJSON(url, limit: Self.maximumRecordSize)
                 replaced.formUnion(identity.replaces ?? [])
@@ -69,7 +68,7 @@ extension Container {
                     problem(url, "seeded by \(identity.seededBy), not the device its name says")
                 }
             } catch {
-                problem(url, "not a container identity (\(Self.summarize(error)))")
+                problem(url, Self.passedOverReason(name: name, problem: Self.summarize(error)))
             }
         }
 

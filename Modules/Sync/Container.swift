@@ -166,18 +166,25 @@ public struct Container: Sendable {
         Set(identities.flatMap { $0.replaces ?? [] })
     }
 
-    /// Every identity file present.
+    /// Every identity file present (see ``scanIdentities()``).
+    func identities() throws(SyncError) -> [ContainerIdentity] { try scanIdentities().identities }
+
+    /// Every identity file present, and the files of the identity folder passed over.
     ///
-    /// A file that is not an identity is passed over while a good one is there (`container
-    /// verify` names it): one stray file must not stop every device from syncing. With no good
-    /// one, it is an error: seeding a new identity beside a damaged one would split the devices.
-    func identities() throws(SyncError) -> [ContainerIdentity] {
+    /// A file that is not an identity is passed over while a good one is there, and has no
+    /// effect: one stray or damaged file must not stop every device from syncing, nor move the
+    /// container back to an older format (a damaged `format-2.<device>.json` would otherwise
+    /// leave only the format 1 file of its identity). It is returned, so every pass names it.
+    /// With no good file at all it is an error: seeding a new identity beside a damaged one
+    /// would split the devices.
+    func scanIdentities() throws(SyncError) -> (identities: [ContainerIdentity], passedOver: [QuarantinedFile]) {
         try checkAvailable()
         var result: [ContainerIdentity] = []
+        var passedOver: [QuarantinedFile] = []
         var damaged: SyncError?
         // A folder that cannot be listed is not an empty one: seeding beside identities this
         // device cannot see would split the devices.
-        for name in try names(in: identityDirectory) where name.hasSuffix(".json") {
+        for name in try names(in: identityDirectory) where name.hasSuffix(".json") && !Self.isTrustRecord(name) {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             let identity: ContainerIdentity
             let data: Data
@@ -186,19 +193,31 @@ public struct Container: Sendable {
                 identity = try Self.decodeJSON(ContainerIdentity.self, from: try openRecord(data, at: url))
             } catch {
                 damaged = damaged ?? SyncError(.malformedFile, path: url.path, detail: "not a container identity (\(Self.summarize(error))); remove it, or run `multidoc container verify`")
+                passedOver.append(QuarantinedFile(url: url, reason: Self.passedOverReason(name: name, problem: Self.summarize(error))))
                 continue
             }
             // In a signed container only identities signed by an admitted device count, and the
             // signed container's own (written before it was signed): an unsigned file cannot
             // replace it.
-            if let root = keys?.policy.root, !ContainerEnvelope.isEnvelope(data), identity.containerID != root.container { continue }
+            if let root = keys?.policy.root, !ContainerEnvelope.isEnvelope(data), identity.containerID != root.container {
+                passedOver.append(QuarantinedFile(url: url, reason: Self.passedOverReason(name: name, problem: "unsigned, in a signed container")))
+                continue
+            }
             guard identity.format <= Self.formatVersion else {
                 throw SyncError(.unknownFormat(found: identity.format, supported: Self.formatVersion), path: url.path)
             }
             result.append(identity)
         }
         if result.isEmpty, let damaged { throw damaged }
-        return result
+        return (result, passedOver)
+    }
+
+    /// Why an identity file was passed over, and the way out.
+    static func passedOverReason(name: String, problem: String) -> String {
+        let upgrade = name.hasPrefix("format-")
+            ? "; remove it, then run `multidoc container upgrade` to write the container's format again"
+            : "; remove it (`multidoc container verify` checks the rest)"
+        return "not a container identity (\(problem)): passed over, it has no effect" + upgrade
     }
 
     /// Seeds the container's identity if it has none. Returns the identity in force.

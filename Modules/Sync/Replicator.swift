@@ -87,12 +87,19 @@ public struct Replicator: Sendable {
     /// outbox. For a caller that commits several saves in one transaction.
     ///
     /// In `format` 2 a new value of a text attribute becomes operations on its sequence (a
-    /// minimal diff from the text this device has), so concurrent edits merge.
+    /// minimal diff from the text this device has), so concurrent edits merge. A text that is
+    /// a sequence here is always written so, whatever `format` says (``format(_:writing:in:)``).
+    ///
+    /// A save is what the store shows after it: when the merge rule would not leave every
+    /// value it writes in the graph, it throws ``SyncError/Kind/saveRefused`` and nothing is
+    /// committed, rather than report saved a save that changed nothing.
     public static func stage(
         _ changes: [Change], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
         committedAt: Date, ship: Bool, in contents: inout StoreContents
     ) throws -> LocalCommit {
-        var logged = TransactionLog.logged(changes, in: contents.graph)
+        let written = TransactionLog.logged(changes, in: contents.graph)
+        var logged = written
+        let format = Self.format(format, writing: logged, in: contents)
         if format.version >= 2 {
             var salt = FNV1a()
             salt.mix(uuid: device.id.uuid)
@@ -100,9 +107,69 @@ public struct Replicator: Sendable {
             salt.mix(wall)
             logged = try textOperations(logged, by: Agent(device.id), salt: salt, in: contents)
         }
-        return try stage(
+        let commit = try stage(
             logged: logged, document: document, device: device, format: format, keys: keys, wall: wall, committedAt: committedAt, ship: ship,
             in: &contents)
+        if let problem = unapplied(written, in: contents) {
+            throw SyncError(.saveRefused, path: document.description, detail: "\(problem), so nothing was saved")
+        }
+        return commit
+    }
+
+    /// The format a save of `changes` is written in: `format`, or 2 when the save carries text
+    /// operations or writes a text that is already a sequence in `contents`. Such a text shows
+    /// its sequence and never a plain value (``Merge``): written in format 1 the save would
+    /// change nothing, here or on any peer. A store holds a sequence only after format 2 logs
+    /// or baselines of its document, which every device that reads the document reads.
+    static func format(_ format: LogFormat, writing changes: [LoggedChange], in contents: StoreContents) -> LogFormat {
+        guard format.version < 2 else { return format }
+        let needsOperations = changes.contains { change in
+            if let texts = change.texts, !texts.isEmpty { return true }
+            guard let entity = change.entity, let sequences = contents.sync.texts[change.id] else { return false }
+            return (change.attributes ?? [:]).keys.contains { name in
+                Merge.strategy(entity: entity, attribute: name) == .text && sequences[name] != nil
+            }
+        }
+        return needsOperations ? LogFormat(version: 2, container: format.container) : format
+    }
+
+    /// Why `contents` does not hold what `changes` wrote (each object's attributes at their last
+    /// values, each deleted object gone), or nil when it does.
+    static func unapplied(_ changes: [LoggedChange], in contents: StoreContents) -> String? {
+        var written: [ObjectID: [String: AttributeValue]] = [:]
+        var deleted: Set<ObjectID> = []
+        for change in changes {
+            switch change.op {
+            case .delete:
+                written[change.id] = nil
+                deleted.insert(change.id)
+            case .insert, .update:
+                deleted.remove(change.id)
+                written[change.id, default: [:]].merge(change.attributes ?? [:]) { _, new in new }
+            }
+        }
+        if let id = deleted.first(where: { contents.graph.objects[$0] != nil }) {
+            return "\(id) would still be there after its delete"
+        }
+        for (id, attributes) in written {
+            guard let record = contents.graph.objects[id] else {
+                return contents.sync.tombstones[id] != nil ? "\(id) was deleted" : "\(id) would not be there after the save"
+            }
+            for (name, value) in attributes {
+                var held = record.attributes[name]
+                // A text saved empty as operations is none at all: its sequence holds nothing.
+                if held == nil, Merge.strategy(entity: record.entity, attribute: name) == .text { held = .string("") }
+                guard same(held, value) else { return "the \(name) of \(id) would not hold what was saved" }
+            }
+        }
+        return nil
+    }
+
+    /// Equal values, a NaN equal to itself.
+    private static func same(_ held: AttributeValue?, _ written: AttributeValue) -> Bool {
+        if held == written { return true }
+        if case .double(let a)? = held, case .double(let b) = written { return a.isNaN && b.isNaN }
+        return false
     }
 
     /// ``stage(_:document:device:format:wall:committedAt:ship:in:)`` for changes already in
@@ -114,6 +181,7 @@ public struct Replicator: Sendable {
         logged: [LoggedChange], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
         committedAt: Date, ship: Bool, keeping earlier: Stamp? = nil, in contents: inout StoreContents
     ) throws -> LocalCommit {
+        let format = Self.format(format, writing: logged, in: contents)
         let stamp: Stamp
         if let earlier {
             stamp = Stamp(wall: earlier.wall, counter: earlier.counter, device: device.id)
@@ -135,18 +203,44 @@ public struct Replicator: Sendable {
         // A device never writes a log its peers would refuse: checked before anything is
         // committed (the transaction rolls back with the throw).
         let data = try encoded(log, format: format, keys: keys)
-        guard data.count <= TransactionLog.maximumFileSize else {
-            throw SyncError(.saveRefused, path: document.description, detail: "its log would be \(data.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
-        }
         if ship { contents.sync.outbox[sequence] = data }
         return LocalCommit(log: log, summary: summary)
     }
 
     /// A log's bytes as a device ships them: format 2 in an envelope (sealed with `keys` in a
     /// signed container), format 1 as JSON.
+    ///
+    /// The bytes are read back by the decoder every reader runs (``TransactionLog/decode(_:document:device:sequence:refusing:)``)
+    /// before they are returned: writer and readers share one set of limits (file size, run
+    /// lengths, counts, names), and a log a peer would refuse is never written.
+    /// - Throws: ``SyncError/Kind/saveRefused`` saying what a reader would refuse.
     static func encoded(_ log: TransactionLog, format: LogFormat, keys: ContainerKeys?) throws -> Data {
-        format.version >= 2 ? Data(try keys.map { try $0.seal(log.envelope(container: format.container)) } ?? log.envelope(container: format.container).encoded)
-            : try log.encoded()
+        let plain: Data
+        var envelope: ContainerEnvelope?
+        if format.version >= 2 {
+            let made = log.envelope(container: format.container)
+            envelope = made
+            plain = Data(made.encoded)
+        } else {
+            plain = try log.encoded()
+        }
+        let refused = { (detail: String) in
+            SyncError(.saveRefused, path: log.document.description, detail: "no device would read its log: \(detail)")
+        }
+        guard plain.count <= TransactionLog.maximumFileSize else {
+            throw refused("it would be \(plain.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
+        }
+        do {
+            _ = try TransactionLog.decode(plain, document: log.document, device: log.device, sequence: log.sequence)
+        } catch {
+            throw refused(error.reason)
+        }
+        guard let envelope, let keys else { return plain }
+        let sealed = Data(try keys.seal(envelope))
+        guard sealed.count <= TransactionLog.maximumFileSize else {
+            throw refused("sealed, it would be \(sealed.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
+        }
+        return sealed
     }
 
     /// Turns new values of text attributes into operations on their sequences: the edits from
@@ -723,7 +817,9 @@ public struct Replicator: Sendable {
         let baseline = Baseline(document: document, writtenBy: device.id, writtenAt: now(), contents: contents)
         let name = "\(device.id)-\(baseline.coverage).json"
         let url = container.baselinesDirectory(document).appendingPathComponent(name, isDirectory: false)
-        if format.version >= 2 {
+        // A document holding sequences is of format 2 (``format(_:writing:in:)``), whatever
+        // this device last read of the container's format.
+        if format.version >= 2 || baseline.format >= 2 {
             // Binary (Baseline+Binary.swift): a JSON baseline of a large document took seconds
             // to write and as long again for every reader.
             try container.writeEnvelope(baseline.envelope(container: format.container), to: url, limit: Container.maximumBaselineSize)
