@@ -226,7 +226,7 @@ extension Container {
             }
         }
         for record in records {
-            guard let applied = record.applied[id], let claim = evidence.problem(claims: applied, by: record.device, registryEntry: true) else { continue }
+            guard let applied = record.applied[id], let claim = evidence.problem(claims: applied, by: record.device) else { continue }
             problem(deviceRecordURL(record.device), "registry entry, for document \(id): \(claim)")
         }
         for copy in conflictCopies(id) { problem(copy, "conflict copy made by the replication engine, not imported") }

@@ -91,10 +91,10 @@ extension Baseline {
 /// How far a reader believes claims about each device's logs of one document: a baseline's
 /// coverage, a registry entry's applied map. A claim that a device wrote log N is believed only
 /// when something the reader can see shows N: the device's logs in the container, what the
-/// reader applied, or the device's own records — its registry entry, or a baseline it wrote
-/// whose claim about it none of its logs in the container contradicts (a local document moved
-/// to the cloud has such a baseline and none of the logs it covers). About the reader's own
-/// logs it believes only what it wrote.
+/// reader applied, or the device's own word — its registry entry, or a baseline it wrote (a
+/// local document moved to the cloud has a baseline and none of the logs it covers; a baseline
+/// also holds the saves still in its writer's outbox). About the reader's own logs it believes
+/// only what it wrote.
 ///
 /// A file that claims more is reported and not used: a baseline of nothing claiming a thousand
 /// logs of a device that wrote two would otherwise stand for the whole document on every
@@ -109,9 +109,7 @@ final class ClaimEvidence {
     private let applied: [DeviceID: UInt64]?
     /// The device reading (nil: no device, as in `container verify`).
     private let reader: DeviceID?
-    /// What each device's own baselines say of its logs, where none of its logs up to that
-    /// is in the container: a baseline naming its writer as a device whose logs 1…3 are there
-    /// does not make it the writer of a thousand.
+    /// What each device's own baselines say of its logs.
     private var ownWord: [DeviceID: UInt64] = [:]
     private var registered: [DeviceID: UInt64] = [:]
     private let records: [DeviceRecord]?
@@ -134,7 +132,7 @@ final class ClaimEvidence {
         self.records = records
         for baseline in baselines where baseline.document == document {
             let writer = baseline.writtenBy
-            guard let own = baseline.applied[writer], (listing.logs[writer]?.first ?? .max) > own else { continue }
+            guard let own = baseline.applied[writer] else { continue }
             ownWord[writer] = max(ownWord[writer] ?? 0, own)
         }
     }
@@ -172,12 +170,12 @@ final class ClaimEvidence {
         return max(seen, registry(device))
     }
 
-    /// Why `applied` (a baseline's coverage, or with `registryEntry` a registry entry's map for
-    /// the document, written by `writer`) claims more than the reader believes, or nil.
-    func problem(claims applied: [DeviceID: UInt64], by writer: DeviceID, registryEntry: Bool = false) -> String? {
+    /// Why `applied` (a baseline's coverage or a registry entry's map for the document, written
+    /// by `writer`) claims more than the reader believes, or nil.
+    func problem(claims applied: [DeviceID: UInt64], by writer: DeviceID) -> String? {
         for (device, sequence) in applied.sorted(by: { $0.key < $1.key }) where sequence > 0 {
-            // A registry entry is its device's word about its own logs.
-            if device == writer, registryEntry { continue }
+            // A device's word about its own logs, unless they are the reader's.
+            if device == writer, device != reader { continue }
             let shown = shown(device)
             guard sequence > shown else { continue }
             if device == reader {

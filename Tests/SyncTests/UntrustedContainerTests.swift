@@ -141,9 +141,10 @@ import TestSupport
         harness.clock.advance(1)
         try a.edit(doc, text: "one two three")
         #expect(container.logSequences(doc, device: a.identity.id) == [1, 2, 3])
+        // (A peer takes a device's word about its own logs: the file goes before B looks.)
+        try FileManager.default.removeItem(at: lie)
         try b.importPending(doc)
         #expect(try b.text(doc) == "one two three")
-        try FileManager.default.removeItem(at: lie)
 
         // A peer's registry entry claiming A:1000 (C never applied a thing) is not believed
         // when A prunes behind B's baseline, and the pass names it.
