@@ -247,6 +247,8 @@ extension DocumentLibrary {
             }
         }
         await closeWhatThePassOpened()
+        // Registry entries that claim more of this device's logs than it wrote: not used for pruning.
+        for file in registry.refusedClaims { quarantine(file, in: &report) }
         guard scope.isFull else { return report }
         fullPassDone = true
         if registryChanged { actedOn(key: "devices", stamp: registryStamp) }

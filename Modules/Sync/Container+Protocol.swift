@@ -213,20 +213,14 @@ extension Container {
             problems: scan.problems)
     }
 
-    /// Whether a document was deleted from the container (by any device), by the names of the
-    /// tombstones present.
+    /// Whether any tombstone names the document, valid or not: a device moving a local document
+    /// to the cloud gives it a new UUID then (a damaged tombstone may be a delete still on its
+    /// way). Nothing is deleted or hidden by this; what is, only valid tombstones decide.
     public func isDeleted(_ id: DocumentID) -> Bool { !tombstones(of: id).isEmpty }
 
-    /// Whether one of the document's tombstones reads as a valid tombstone for it.
+    /// Whether one of the document's tombstones is valid (``tombstone(named:registered:)``).
     func hasValidTombstone(_ id: DocumentID) -> Bool {
-        tombstones(of: id).contains { name in
-            let parts = name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 2, let device = DeviceID(String(parts[1])),
-                  let tombstone: DocumentTombstone = try? readJSON(tombstonesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRecordSize)
-            else { return false }
-            return tombstone.document == id && tombstone.deletedBy == device && tombstone.format <= Self.formatVersion
-                && isRegistered(device)
-        }
+        tombstones(of: id).contains { tombstone(named: $0).tombstone != nil }
     }
 
     /// The documents present that a device does not know yet: not in `known`, not deleted, not
@@ -236,21 +230,18 @@ extension Container {
         var discovery = Discovery()
         let candidates = (only.map { Array($0).sorted() } ?? documentIDs()).filter { !known.contains($0) && !deleted.contains($0) }
         guard !candidates.isEmpty else { return discovery }
-        // Any tombstone's name keeps its document from being discovered (a damaged one too:
-        // better not discovered than discovered and deleted).
-        // In a signed container only a tombstone signed by an admitted device counts: anyone
-        // could name one.
-        let named = keys?.policy.isSigned == true ? Set(scanTombstones().tombstones.keys) : Set(listNames(tombstonesDirectory).compactMap { name in
+        // Only a valid tombstone counts (the rule that applying them follows): a file that is
+        // refused there hides nothing here, or a device joining later would lack a document every
+        // other device keeps. Most candidates have no tombstone at all: the names tell.
+        let named = Set(listNames(tombstonesDirectory).compactMap { name in
             name.split(separator: ".", maxSplits: 1).first.flatMap { DocumentID(String($0)) }
         })
         for id in candidates {
-            if named.contains(id) {
+            if named.contains(id), hasValidTombstone(id) {
                 // A folder of a deleted document came back (a straggler log delivered after the
-                // delete): the tombstone wins. Only a valid tombstone removes anything.
-                if hasValidTombstone(id) {
-                    remove(documentDirectory(id))
-                    discovery.stragglersRemoved.append(id)
-                }
+                // delete): the tombstone wins.
+                remove(documentDirectory(id))
+                discovery.stragglersRemoved.append(id)
                 continue
             }
             let infos = infos(id)

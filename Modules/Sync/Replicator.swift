@@ -554,8 +554,10 @@ public struct Replicator: Sendable {
                 entry.baseline.applied.contains { device, sequence in sequence > (applied[device] ?? 0) }
             }
             var trusted: [(url: URL, baseline: Baseline)] = []
-            for entry in container.baselines(document) {
-                if let problem = trustProblem(entry.baseline) {
+            let baselines = container.baselines(document)
+            let evidence = ClaimEvidence(container, document: document, listing: listing, applied: applied, reader: device.id, baselines: baselines.map(\.baseline))
+            for entry in baselines {
+                if let problem = trustProblem(entry.baseline, evidence: evidence) {
                     // Reported when it would have been used.
                     if holdsMore(entry) { report.quarantined.append(QuarantinedFile(url: entry.url, reason: "baseline not used: \(problem)")) }
                 } else {
@@ -695,10 +697,12 @@ public struct Replicator: Sendable {
     }
 
     /// Why a baseline must not stand in for logs, or nil: out of range (see ``ContainerBounds``),
-    /// or it claims a log still in the container that it does not hold (a baseline of nothing
-    /// claiming everything would otherwise replace a document with an empty one).
-    func trustProblem(_ baseline: Baseline) -> String? {
+    /// it claims logs nothing else shows were written (``ClaimEvidence``), or it claims a log
+    /// still in the container that it does not hold (a baseline of nothing claiming everything
+    /// would otherwise replace a document with an empty one).
+    func trustProblem(_ baseline: Baseline, evidence: ClaimEvidence) -> String? {
         if let problem = baseline.problem() { return problem }
+        if let problem = evidence.problem(claims: baseline.applied, by: baseline.writtenBy) { return problem }
         for (origin, sequence) in baseline.applied where sequence > 0 {
             guard let log = try? container.readLog(baseline.document, device: origin, sequence: sequence) else { continue }
             if !baseline.reflects(log) {
@@ -780,12 +784,15 @@ public struct Replicator: Sendable {
     /// The gaps a device joining now would wait behind: logs missing from the container past
     /// what its trusted baselines cover, while later logs of the same device are there.
     public func standingGaps(_ document: DocumentID) -> [LogGap] {
+        let listing = container.listing(document)
+        let baselines = container.baselines(document)
+        let evidence = ClaimEvidence(container, document: document, listing: listing, applied: [:], reader: nil, baselines: baselines.map(\.baseline))
         var covered: [DeviceID: UInt64] = [:]
-        for entry in container.baselines(document) where trustProblem(entry.baseline) == nil {
+        for entry in baselines where trustProblem(entry.baseline, evidence: evidence) == nil {
             for (device, sequence) in entry.baseline.applied { covered[device] = max(covered[device] ?? 0, sequence) }
         }
         var report = ImportReport()
-        return makePlan(document, container.listing(document), applied: covered, report: &report).gaps
+        return makePlan(document, listing, applied: covered, report: &report).gaps
     }
 
     /// How much of a document this device has, against what the container shows.
@@ -854,19 +861,24 @@ public struct Replicator: Sendable {
         _ document: DocumentID, store: any DocumentStore, registry: RegistrySnapshot? = nil, after imported: ImportReport? = nil
     ) throws -> CompactionReport {
         var report = CompactionReport()
-        let covered = imported?.trustedBaselineCoverage ?? trustedBaseline(document)?.applied ?? [:]
         let listing = imported?.listing ?? container.listing(document)
+        let contents = try store.read()
+        let covered = imported?.trustedBaselineCoverage ?? trustedBaseline(document, listing: listing, applied: contents.sync.applied)?.applied ?? [:]
         var uncovered = 0
         for (origin, sequences) in listing.logs {
             let floor = covered[origin] ?? 0
             uncovered += sequences.filter { $0 > floor }.count
         }
         var coverage = covered
-        if uncovered >= max(baselineThreshold, try store.read().graph.objects.count / Self.objectsPerUncoveredLog) {
+        var applied = contents.sync.applied
+        if uncovered >= max(baselineThreshold, contents.graph.objects.count / Self.objectsPerUncoveredLog) {
             report.baseline = try writeBaseline(document, from: store)
-            coverage = try store.read().sync.applied
+            applied = try store.read().sync.applied
+            coverage = applied
         }
-        report.prunedLogs = pruneLogs(document, covering: coverage[device.id] ?? 0, registry: registry, present: listing.logs[device.id] ?? [])
+        let evidence = ClaimEvidence(container, document: document, listing: listing, applied: applied, reader: device.id)
+        report.prunedLogs = pruneLogs(
+            document, covering: coverage[device.id] ?? 0, written: evidence.shown(device.id), registry: registry, present: listing.logs[device.id] ?? [])
         return report
     }
 
@@ -875,24 +887,42 @@ public struct Replicator: Sendable {
     /// are pruned when the registry shows its peers caught up). Returns how many were removed.
     @discardableResult
     public func prune(_ document: DocumentID, registry: RegistrySnapshot) -> Int {
-        let covering = trustedBaseline(document)?.applied[device.id] ?? 0
-        return pruneLogs(document, covering: covering, registry: registry)
+        let listing = container.listing(document)
+        let covering = trustedBaseline(document, listing: listing, applied: nil, records: registry.records)?.applied[device.id] ?? 0
+        let evidence = ClaimEvidence(container, document: document, listing: listing, applied: nil, reader: device.id, records: registry.records)
+        return pruneLogs(document, covering: covering, written: evidence.shown(device.id), registry: registry, present: listing.logs[device.id] ?? [])
     }
 
     /// The baseline of widest coverage that may stand in for the logs it claims (see
-    /// ``trustProblem(_:)``): the only kind this device prunes its logs for.
-    func trustedBaseline(_ document: DocumentID) -> Baseline? {
-        return container.baselines(document).lazy.map(\.baseline).first { trustProblem($0) == nil }
+    /// ``trustProblem(_:evidence:)``): the only kind this device prunes its logs for.
+    /// `applied`: what this device applied of the document (nil: no store at hand).
+    func trustedBaseline(_ document: DocumentID, listing: DocumentListing, applied: [DeviceID: UInt64]?, records: [DeviceRecord]? = nil) -> Baseline? {
+        let baselines = container.baselines(document).map(\.baseline)
+        let evidence = ClaimEvidence(container, document: document, listing: listing, applied: applied, reader: device.id, baselines: baselines, records: records)
+        return baselines.first { trustProblem($0, evidence: evidence) == nil }
     }
 
+    /// Removes this device's logs of `document` up to `covering` that every registered device
+    /// has applied. Only a device that registered prunes (its entry is what shows a device
+    /// joining later how many logs it wrote), and a registry entry claiming more of this
+    /// device's logs than it `written` is not believed: it counts as having none, and is
+    /// reported (``RegistrySnapshot/refusedClaims``).
+    ///
     /// `present`: this device's logs of the document in the container, when just listed.
-    private func pruneLogs(_ document: DocumentID, covering: UInt64, registry: RegistrySnapshot?, present: [UInt64]? = nil) -> Int {
+    private func pruneLogs(_ document: DocumentID, covering: UInt64, written: UInt64, registry: RegistrySnapshot?, present: [UInt64]? = nil) -> Int {
         let candidates = (present ?? container.logSequences(document, device: device.id)).filter { $0 <= covering }
         guard !candidates.isEmpty else { return 0 }
         let records = registry?.records ?? container.deviceRecords()
-        guard !records.isEmpty else { return 0 }
-        let everyoneHas = records.map { $0.applied[document]?[device.id] ?? 0 }.min() ?? 0
-        let prunable = min(everyoneHas, covering)
+        guard records.contains(where: { $0.device == device.id }) else { return 0 }
+        let everyoneHas = records.map { record -> UInt64 in
+            let claim = record.applied[document]?[device.id] ?? 0
+            guard claim > written, record.device != device.id else { return claim }
+            registry?.refuse(QuarantinedFile(
+                url: container.deviceRecordURL(record.device),
+                reason: "registry entry not used for pruning: it claims log \(claim) of document \(document) of this device, which wrote \(written)"))
+            return 0
+        }.min() ?? 0
+        let prunable = min(everyoneHas, covering, written)
         var pruned = 0
         for sequence in candidates where sequence <= prunable {
             container.remove(container.logURL(document, device: device.id, sequence: sequence))
@@ -939,6 +969,13 @@ public final class RegistrySnapshot: Sendable {
         self.container = container
         loaded.withLock { $0 = records }
     }
+
+    /// Registry entries a pass did not believe (they claim more of this device's logs than it
+    /// wrote), for its report.
+    public var refusedClaims: [QuarantinedFile] { refused.withLock { $0.sorted { $0.url.path < $1.url.path } } }
+    private let refused = Mutex<Set<QuarantinedFile>>([])
+
+    func refuse(_ file: QuarantinedFile) { _ = refused.withLock { $0.insert(file) } }
 
     public var records: [DeviceRecord] {
         loaded.withLock { loaded in
