@@ -301,18 +301,43 @@ struct Revert: AsyncParsableCommand {
 }
 
 struct Edit: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Change a document's text: --text replaces, --append adds, neither opens $EDITOR.")
+    static let configuration = CommandConfiguration(abstract: "Change a document's text: --text replaces, --append adds, --insert and --delete edit at a position, none opens $EDITOR.")
     @OptionGroup var options: GlobalOptions
     @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
     @Option(help: "Replace the text.") var text: String?
     @Option(help: "Append to the text.") var append: String?
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Insert TEXT at POS (Unicode scalars from the start).", valueName: "pos> <text"))
+    var insert: [String] = []
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Delete LEN Unicode scalars from POS.", valueName: "pos> <len"))
+    var delete: [String] = []
+
+    /// What the flags ask for, checked by ``validate()``.
+    enum Change {
+        case replace(String), append(String), insert(String, at: Int), delete(at: Int, length: Int), editor
+    }
+
+    var change: Change {
+        if let text { return .replace(text) }
+        if let append { return .append(append) }
+        if insert.count == 2, let position = Int(insert[0]) { return .insert(insert[1], at: position) }
+        if delete.count == 2, let position = Int(delete[0]), let length = Int(delete[1]) { return .delete(at: position, length: length) }
+        return .editor
+    }
 
     func validate() throws {
-        if text != nil, append != nil { throw ValidationError("use --text or --append, not both") }
+        let given = [text != nil, append != nil, !insert.isEmpty, !delete.isEmpty].filter { $0 }.count
+        if given > 1 { throw ValidationError("use one of --text, --append, --insert and --delete") }
+        if !insert.isEmpty, insert.count != 2 || Int(insert[0]).map({ $0 >= 0 }) != true {
+            throw ValidationError("--insert takes a position (a whole number from 0) and the text: --insert 5 'words'")
+        }
+        if !delete.isEmpty, delete.count != 2 || Int(delete[0]).map({ $0 >= 0 }) != true || Int(delete[1]).map({ $0 >= 0 }) != true {
+            throw ValidationError("--delete takes a position and a length (whole numbers from 0): --delete 5 3")
+        }
+        if given == 1 { return }
         // Without $VISUAL or $EDITOR the editor is vi, which needs a terminal: a script gets one
         // line instead (a script may still name its own editor in $EDITOR).
         let environment = ProcessInfo.processInfo.environment
-        if text == nil, append == nil, environment["VISUAL"] == nil, environment["EDITOR"] == nil,
+        if environment["VISUAL"] == nil, environment["EDITOR"] == nil,
            isatty(STDIN_FILENO) != 1 || isatty(STDOUT_FILENO) != 1 {
             throw ValidationError("no terminal for an editor: give the text with --text or --append, or set EDITOR")
         }
@@ -323,11 +348,12 @@ struct Edit: AsyncParsableCommand {
             let detail = try await options.withLibrary { library in
                 reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
                 let record = try await library.resolve(document)
-                if let text {
-                    try await library.setText(record.id, text)
-                } else if let append {
-                    try await library.appendText(record.id, append)
-                } else {
+                switch change {
+                case .replace(let text): try await library.setText(record.id, text)
+                case .append(let suffix): try await library.appendText(record.id, suffix)
+                case .insert(let text, let position): try await library.insertText(record.id, text, at: position)
+                case .delete(let position, let length): try await library.deleteText(record.id, at: position, length: length)
+                case .editor:
                     // A peer's save while the editor was open is merged, not overwritten.
                     let original = try await library.detail(record.id).text
                     try await library.saveEditedText(record.id, try editInEditor(original), editedFrom: original)

@@ -368,6 +368,8 @@ struct ContainerCommand: AsyncParsableCommand {
             var tombstones: Int
             var logs: Int
             var trust: TrustState?
+            /// Files of the identity folder passed over (damaged): named with the way out.
+            var passedOver: [String]
         }
 
         func run() async throws {
@@ -384,7 +386,7 @@ struct ContainerCommand: AsyncParsableCommand {
                 let output = Output(
                     path: container.root.path, containerID: summary.identity?.containerID.uuidString.lowercased(), format: summary.identity?.format,
                     devices: summary.devices.map { "\($0.name) (\($0.device))" }, documents: summary.documents,
-                    tombstones: summary.tombstones, logs: summary.logs, trust: summary.trust)
+                    tombstones: summary.tombstones, logs: summary.logs, trust: summary.trust, passedOver: summary.passedOver.map(\.description))
                 if options.json { try printJSON(output); return }
                 print("container:  \(output.path)")
                 print("identity:   \(output.containerID ?? "not seeded") format \(output.format.map(String.init) ?? "-")")
@@ -395,6 +397,7 @@ struct ContainerCommand: AsyncParsableCommand {
                 } else {
                     print("trust:      not signed: anyone who can write into the folder is trusted ('multidoc container upgrade --sign')")
                 }
+                for file in output.passedOver { print("passed over: \(file)") }
             }
         }
     }

@@ -111,7 +111,7 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
         case .busy: .busy
         case .saveRefused: .saveRefused
         case .trust: .trust
-        case .badEnvironment: .usage
+        case .badEnvironment, .outOfRange: .usage
         }
     }
 }

@@ -152,8 +152,10 @@ public struct DeviceFile: Codable, Sendable, Equatable {
     public var resealed: Int?
 
     /// What this device writes while it cannot look at the container: what it last saw there.
+    /// The container's identity comes with format 1 too: a save of a text that is already a
+    /// sequence is written in format 2 whatever the device saw (``Sync/Replicator``).
     public var logFormat: LogFormat {
-        (containerFormat ?? 1) >= 2 ? LogFormat(version: 2, container: containerID) : .version1
+        LogFormat(version: (containerFormat ?? 1) >= 2 ? 2 : 1, container: containerID)
     }
 }
 

@@ -247,6 +247,8 @@ extension DocumentLibrary {
             }
         }
         await closeWhatThePassOpened()
+        // Registry entries that claim more of this device's logs than it wrote: not used for pruning.
+        for file in registry.refusedClaims { quarantine(file, in: &report) }
         guard scope.isFull else { return report }
         fullPassDone = true
         if registryChanged { actedOn(key: "devices", stamp: registryStamp) }
@@ -782,7 +784,7 @@ extension DocumentLibrary {
         // The trust this device remembers comes first: in a signed container, an unsigned
         // identity file cannot take the election.
         let trust = device.signingRoot.map { root in (container: root.container, loaded: container.loadTrust(container: root.container, remembered: root)) }
-        let outcome: (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>)
+        let outcome: (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>, passedOver: [QuarantinedFile])
         do {
             outcome = try container.checkIdentity(
                 remembered: device.containerID, canSeed: { !self.allRecords().contains { $0.location == .cloud } },
@@ -794,8 +796,17 @@ extension DocumentLibrary {
         }
         containersInForce = outcome.inForce
         replicator?.refusedContainers = outcome.replaced
+        for file in outcome.passedOver { quarantine(file, in: &report) }
         switch outcome.check {
-        case .agreed(let current, let remember, let format):
+        case .agreed(let current, let remember, let found):
+            // The format a device has seen of a container is its own state and only moves
+            // forward: what a file in the container says (a damaged or removed format file)
+            // never takes it back to a weaker format, whose saves its stores would not show.
+            let seen = device.containerID == current ? device.containerFormat ?? 1 : 1
+            let format = max(seen, found)
+            if found < seen {
+                report.problems.append(.formatKept(seen: seen, found: found))
+            }
             if let remember { device.containerID = remember }
             if remember != nil || (device.containerFormat ?? 1) != format {
                 device.containerFormat = format

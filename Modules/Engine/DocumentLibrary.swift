@@ -540,6 +540,39 @@ public actor DocumentLibrary {
         try await editText(id) { $0 + suffix }
     }
 
+    /// Inserts `text` at `position`, counted in Unicode scalars from the start of the text as it
+    /// is inside the save's transaction.
+    /// - Throws: ``EngineError/outOfRange(document:detail:)`` past the end of the text.
+    public func insertText(_ id: DocumentID, _ text: String, at position: Int) async throws {
+        try await editText(id) { current, name in
+            let scalars = current.unicodeScalars
+            guard position >= 0, position <= scalars.count else {
+                throw EngineError.outOfRange(document: name, detail: "cannot insert at \(position): the text has \(scalars.count) characters (Unicode scalars)")
+            }
+            let index = scalars.index(scalars.startIndex, offsetBy: position)
+            var result = String.UnicodeScalarView(scalars[..<index])
+            result.append(contentsOf: text.unicodeScalars)
+            result.append(contentsOf: scalars[index...])
+            return String(result)
+        }
+    }
+
+    /// Deletes `length` Unicode scalars from `position`.
+    /// - Throws: ``EngineError/outOfRange(document:detail:)`` for a range past the end.
+    public func deleteText(_ id: DocumentID, at position: Int, length: Int) async throws {
+        try await editText(id) { current, name in
+            let scalars = current.unicodeScalars
+            let (end, overflow) = position.addingReportingOverflow(length)
+            guard position >= 0, length >= 0, !overflow, end <= scalars.count else {
+                throw EngineError.outOfRange(document: name, detail: "cannot delete \(length) at \(position): the text has \(scalars.count) characters (Unicode scalars)")
+            }
+            let start = scalars.index(scalars.startIndex, offsetBy: position), stop = scalars.index(start, offsetBy: length)
+            var result = String.UnicodeScalarView(scalars[..<start])
+            result.append(contentsOf: scalars[stop...])
+            return String(result)
+        }
+    }
+
     /// Saves text the user edited from `original` (the TUI's detail). A peer's append saved
     /// meanwhile is kept rather than overwritten (``Text/TextMerge``, a three-way merge).
     @discardableResult
@@ -555,6 +588,11 @@ public actor DocumentLibrary {
 
     /// Replaces the text with `edit(current text)` in one transaction.
     private func editText(_ id: DocumentID, _ edit: (String) -> String) async throws {
+        try await editText(id) { current, _ in edit(current) }
+    }
+
+    /// Replaces the text with `edit(current text, document name)`, which may throw to save nothing.
+    private func editText(_ id: DocumentID, _ edit: (String, String) throws -> String) async throws {
         let document = try await openEditable(id)
         let name = document.record.name.rawValue
         let modified = modifiedNow()
@@ -563,7 +601,7 @@ public actor DocumentLibrary {
                 throw EngineError.storeFailed(document: name, detail: "not viewable yet: its first import has not completed")
             }
             return [.update(entry.id, attributes: [
-                Entity.TextEntry.text: .string(edit(entry.text)), Entity.TextEntry.modified: .date(modified),
+                Entity.TextEntry.text: .string(try edit(entry.text, name)), Entity.TextEntry.modified: .date(modified),
             ])]
         }
     }

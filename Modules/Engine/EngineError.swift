@@ -32,6 +32,8 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     case trust(String)
     /// An environment variable the engine reads holds a value it cannot use.
     case badEnvironment(variable: String, detail: String)
+    /// A position or range outside the document's text (`edit --insert`, `--delete`).
+    case outOfRange(document: String, detail: String)
 
     public var description: String {
         switch self {
@@ -61,6 +63,7 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         case .saveRefused(let document, let detail): "document \(document): save refused, nothing was changed: \(detail)"
         case .notInHistory(let document, let detail): "document \(document): \(detail)"
         case .trust(let detail): detail
+        case .outOfRange(let document, let detail): "document \(document): \(detail)"
         }
     }
 

@@ -164,6 +164,10 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     /// Nothing waits for it (stamps are applied as written on every device); said so the wrong
     /// clock is set right.
     case clock(ClockSkew)
+    /// The container's identity files say an older format (`found`) than this device has seen
+    /// it at (`seen`): a format file was damaged or removed. The device keeps writing the
+    /// format it has seen; `multidoc container upgrade` writes the format file again.
+    case formatKept(seen: Int, found: Int)
 
     /// What gets out of the state this problem names, when something does.
     public var wayOut: WayOut? {
@@ -174,7 +178,7 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
         case .unshipped(_, _, let wayOut): wayOut
         case .locked: .unlock
         case .clock(let skew): skew.wayOut
-        case .container, .document, .discovery, .keptLocal, .registration, .notAdmitted: nil
+        case .container, .document, .discovery, .keptLocal, .registration, .notAdmitted, .formatKept: nil
         }
     }
 
@@ -200,6 +204,9 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
         case .unshipped(let name, let detail, _): "\(name): saves not shipped, kept in its outbox: \(detail)"
         case .notAdmitted(let detail), .locked(let detail): detail
         case .clock(let skew): skew.description
+        case .formatKept(let seen, let found):
+            "the container's identity files say format \(found), but this device has seen it at format \(seen) and keeps writing format \(seen) "
+                + "(a format file was damaged or removed); run `multidoc container upgrade` to write it again"
         }
     }
 }

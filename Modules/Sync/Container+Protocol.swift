@@ -114,12 +114,22 @@ extension Container {
     /// (`canSeed`: it has no cloud documents of another container); follows the winner of a
     /// seeding race. `inForce` is every identity present that no reset replaced: documents
     /// published under any other one are left-overs of a reset (``discover(known:only:inForce:deleted:)``).
+    /// `passedOver`: the files of the identity folder that are not identities (damaged, or
+    /// unsigned in a signed container): they have no effect, and the caller reports them.
     /// - Throws: ``SyncError`` when the container cannot be read, has a newer format, or cannot
     ///   be seeded.
     public func checkIdentity(
         remembered: UUID?, canSeed: () -> Bool, device: DeviceID, now: Date, newID: UUID
+    ) throws(SyncError) -> (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>, passedOver: [QuarantinedFile]) {
+        let scan = try scanIdentities()
+        let (check, inForce, replaced) = try checkIdentity(
+            scan.identities, remembered: remembered, canSeed: canSeed, device: device, now: now, newID: newID)
+        return (check, inForce, replaced, scan.passedOver)
+    }
+
+    private func checkIdentity(
+        _ identities: [ContainerIdentity], remembered: UUID?, canSeed: () -> Bool, device: DeviceID, now: Date, newID: UUID
     ) throws(SyncError) -> (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>) {
-        let identities = try identities()
         let current = Self.elect(identities)
         let replaced = Self.replacedIDs(identities)
         let inForce = Set(identities.map(\.containerID)).subtracting(replaced)
@@ -159,7 +169,10 @@ extension Container {
     public func adopt(
         replacing remembered: UUID, device: DeviceID, now: Date, newID: UUID
     ) throws(SyncError) -> (identity: ContainerIdentity, shared: Set<DocumentID>) {
-        let current = try identity()
+        let identities = try identities()
+        var current = Self.elect(identities)
+        // The format in force: an upgraded container has a second identity file saying so.
+        if let id = current?.containerID { current?.format = Self.format(of: id, in: identities) }
         let adoptedID = current?.containerID ?? newID
         // Listed so that a folder this device cannot read stops the adoption: taken for an
         // empty one, it would turn every cloud document into a local one.
@@ -200,20 +213,14 @@ extension Container {
             problems: scan.problems)
     }
 
-    /// Whether a document was deleted from the container (by any device), by the names of the
-    /// tombstones present.
+    /// Whether any tombstone names the document, valid or not: a device moving a local document
+    /// to the cloud gives it a new UUID then (a damaged tombstone may be a delete still on its
+    /// way). Nothing is deleted or hidden by this; what is, only valid tombstones decide.
     public func isDeleted(_ id: DocumentID) -> Bool { !tombstones(of: id).isEmpty }
 
-    /// Whether one of the document's tombstones reads as a valid tombstone for it.
+    /// Whether one of the document's tombstones is valid (``tombstone(named:registered:)``).
     func hasValidTombstone(_ id: DocumentID) -> Bool {
-        tombstones(of: id).contains { name in
-            let parts = name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 2, let device = DeviceID(String(parts[1])),
-                  let tombstone: DocumentTombstone = try? readJSON(tombstonesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRecordSize)
-            else { return false }
-            return tombstone.document == id && tombstone.deletedBy == device && tombstone.format <= Self.formatVersion
-                && isRegistered(device)
-        }
+        tombstones(of: id).contains { tombstone(named: $0).tombstone != nil }
     }
 
     /// The documents present that a device does not know yet: not in `known`, not deleted, not
@@ -223,21 +230,18 @@ extension Container {
         var discovery = Discovery()
         let candidates = (only.map { Array($0).sorted() } ?? documentIDs()).filter { !known.contains($0) && !deleted.contains($0) }
         guard !candidates.isEmpty else { return discovery }
-        // Any tombstone's name keeps its document from being discovered (a damaged one too:
-        // better not discovered than discovered and deleted).
-        // In a signed container only a tombstone signed by an admitted device counts: anyone
-        // could name one.
-        let named = keys?.policy.isSigned == true ? Set(scanTombstones().tombstones.keys) : Set(listNames(tombstonesDirectory).compactMap { name in
+        // Only a valid tombstone counts (the rule that applying them follows): a file that is
+        // refused there hides nothing here, or a device joining later would lack a document every
+        // other device keeps. Most candidates have no tombstone at all: the names tell.
+        let named = Set(listNames(tombstonesDirectory).compactMap { name in
             name.split(separator: ".", maxSplits: 1).first.flatMap { DocumentID(String($0)) }
         })
         for id in candidates {
-            if named.contains(id) {
+            if named.contains(id), hasValidTombstone(id) {
                 // A folder of a deleted document came back (a straggler log delivered after the
-                // delete): the tombstone wins. Only a valid tombstone removes anything.
-                if hasValidTombstone(id) {
-                    remove(documentDirectory(id))
-                    discovery.stragglersRemoved.append(id)
-                }
+                // delete): the tombstone wins.
+                remove(documentDirectory(id))
+                discovery.stragglersRemoved.append(id)
                 continue
             }
             let infos = infos(id)
@@ -286,6 +290,8 @@ public struct ContainerSummary: Sendable {
     public var logs: Int
     /// Who may write (Docs/SECURITY.md): nil for an unsigned container.
     public var trust: TrustState?
+    /// Files of the identity folder that are not identities: passed over, with no effect.
+    public var passedOver: [QuarantinedFile] = []
 }
 
 /// A signed container's trust, as `container status` shows it.
@@ -313,7 +319,7 @@ extension Container {
     /// Identity, devices, and how many documents, tombstones and logs the container holds.
     /// - Throws: ``SyncError`` when the identity cannot be read or has a newer format.
     public func summary() throws(SyncError) -> ContainerSummary {
-        let identities = try identities()
+        let (identities, passedOver) = try scanIdentities()
         var identity = Self.elect(identities)
         // The format in force: an upgraded container has a second identity file saying so.
         if let id = identity?.containerID { identity?.format = Self.format(of: id, in: identities) }
@@ -331,6 +337,7 @@ extension Container {
                 removed: policy.removed.count, askingToJoin: joinRequests().count)
         }
         return ContainerSummary(
-            identity: identity, devices: deviceRecords(), documents: documents.count, tombstones: tombstones().count, logs: logs, trust: trust)
+            identity: identity, devices: deviceRecords(), documents: documents.count, tombstones: tombstones().count, logs: logs, trust: trust,
+            passedOver: passedOver)
     }
 }

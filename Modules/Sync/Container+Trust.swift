@@ -52,6 +52,10 @@ extension Container {
     static let signingPrefix = "signing."
     static let admissionPrefix = "admitted."
     static let encryptionPrefix = "encryption."
+    /// Whether a name of the identity folder is a trust record's, not an identity's.
+    static func isTrustRecord(_ name: String) -> Bool {
+        [signingPrefix, admissionPrefix, encryptionPrefix].contains { name.hasPrefix($0) }
+    }
 
     // MARK: Loading
 

@@ -50,7 +50,6 @@ extension Container {
 
         var replaced: Set<UUID> = []
         // Trust records (signing, admissions, encryption): checked by reading the trust.
-        let trustPrefixes = [Self.signingPrefix, Self.admissionPrefix, Self.encryptionPrefix]
         if let root = keys?.policy.root {
             for file in loadTrust(container: root.container, remembered: root).problems { problem(file.url, file.reason) }
         }
@@ -59,7 +58,7 @@ extension Container {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             guard fileOrNamed(url, "an identity file", into: problem) else { continue }
             result.checkedFiles += 1
-            if trustPrefixes.contains(where: { name.hasPrefix($0) }) { continue }
+            if Self.isTrustRecord(name) { continue }
             do {
                 let identity: ContainerIdentity = try readJSON(url, limit: Self.maximumRecordSize)
                 replaced.formUnion(identity.replaces ?? [])
@@ -69,7 +68,7 @@ extension Container {
                     problem(url, "seeded by \(identity.seededBy), not the device its name says")
                 }
             } catch {
-                problem(url, "not a container identity (\(Self.summarize(error)))")
+                problem(url, Self.passedOverReason(name: name, problem: Self.summarize(error)))
             }
         }
 
@@ -89,6 +88,9 @@ extension Container {
             }
         }
 
+        // Registry entries as a device reads them, for the claims each document's files make.
+        let records = deviceRecords()
+
         let tombstoneNames = list(tombstonesDirectory, into: problem)
         let (tombstones, tombstoneProblems) = scanTombstones()
         result.checkedFiles += tombstoneNames.count
@@ -105,7 +107,7 @@ extension Container {
                 problem(folder, "a file where a document's folder belongs; never read: remove it or move it out of the container")
                 continue
             }
-            verifyDocument(id, tombstoned: tombstones[id] != nil, refusing: replaced, into: &result, problem)
+            verifyDocument(id, tombstoned: tombstones[id] != nil, refusing: replaced, records: records, into: &result, problem)
         }
         for copy in sharedConflictCopies() { problem(copy, "conflict copy made by the replication engine, not imported") }
         result.problems = found.map { (path: $0.url.path, file: $0) }
@@ -115,12 +117,14 @@ extension Container {
     }
 
     private func verifyDocument(
-        _ id: DocumentID, tombstoned: Bool, refusing replaced: Set<UUID>, into result: inout ContainerVerification, _ problem: (URL, String) -> Void
+        _ id: DocumentID, tombstoned: Bool, refusing replaced: Set<UUID>, records: [DeviceRecord], into result: inout ContainerVerification,
+        _ problem: (URL, String) -> Void
     ) {
         let folder = documentDirectory(id)
         var infos = 0, infoNames = 0
         var claims: [(URL, DeviceID, UInt64)] = []
         var newest: [DeviceID: UInt64] = [:]
+        var listing = DocumentListing()
         for name in list(folder, into: problem) {
             let url = folder.appendingPathComponent(name, isDirectory: false)
             if name == "logs" || name == "baselines" { continue }
@@ -183,6 +187,7 @@ extension Container {
                 }
             }
             newest[device] = sequences.last
+            listing.logs[device] = sequences
         }
 
         var covered: [DeviceID: UInt64] = [:]
@@ -194,6 +199,7 @@ extension Container {
             }
         }
         let baselines = baselinesDirectory(id)
+        var readable: [(url: URL, baseline: Baseline)] = []
         for name in list(baselines, into: problem) {
             let url = baselines.appendingPathComponent(name, isDirectory: false)
             guard fileOrNamed(url, "a baseline", into: problem) else { continue }
@@ -203,10 +209,24 @@ extension Container {
                 if baseline.document != id { problem(url, "a baseline of document \(baseline.document), not this folder's") }
                 else if baseline.format > Self.formatVersion { problem(url, "format version \(baseline.format) is newer than this build's \(Self.formatVersion)") }
                 else if name != "\(baseline.writtenBy)-\(baseline.coverage).json" { problem(url, "its name does not match its writer and coverage") }
-                else { covered.merge(baseline.applied) { max($0, $1) } }
+                else { readable.append((url, baseline)) }
             } catch {
                 problem(url, "not a baseline (\(Self.summarize(error)))")
             }
+        }
+        // Claims about a device's logs that nothing else shows (ClaimEvidence): devices do not
+        // use them.
+        let evidence = ClaimEvidence(self, document: id, listing: listing, applied: nil, reader: nil, baselines: readable.map(\.baseline), records: records)
+        for (url, baseline) in readable {
+            if let claim = evidence.problem(claims: baseline.applied, by: baseline.writtenBy) {
+                problem(url, "baseline not used: \(claim)")
+            } else {
+                covered.merge(baseline.applied) { max($0, $1) }
+            }
+        }
+        for record in records {
+            guard let applied = record.applied[id], let claim = evidence.problem(claims: applied, by: record.device) else { continue }
+            problem(deviceRecordURL(record.device), "registry entry, for document \(id): \(claim)")
         }
         for copy in conflictCopies(id) { problem(copy, "conflict copy made by the replication engine, not imported") }
     }

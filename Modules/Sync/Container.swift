@@ -166,18 +166,25 @@ public struct Container: Sendable {
         Set(identities.flatMap { $0.replaces ?? [] })
     }
 
-    /// Every identity file present.
+    /// Every identity file present (see ``scanIdentities()``).
+    func identities() throws(SyncError) -> [ContainerIdentity] { try scanIdentities().identities }
+
+    /// Every identity file present, and the files of the identity folder passed over.
     ///
-    /// A file that is not an identity is passed over while a good one is there (`container
-    /// verify` names it): one stray file must not stop every device from syncing. With no good
-    /// one, it is an error: seeding a new identity beside a damaged one would split the devices.
-    func identities() throws(SyncError) -> [ContainerIdentity] {
+    /// A file that is not an identity is passed over while a good one is there, and has no
+    /// effect: one stray or damaged file must not stop every device from syncing, nor move the
+    /// container back to an older format (a damaged `format-2.<device>.json` would otherwise
+    /// leave only the format 1 file of its identity). It is returned, so every pass names it.
+    /// With no good file at all it is an error: seeding a new identity beside a damaged one
+    /// would split the devices.
+    func scanIdentities() throws(SyncError) -> (identities: [ContainerIdentity], passedOver: [QuarantinedFile]) {
         try checkAvailable()
         var result: [ContainerIdentity] = []
+        var passedOver: [QuarantinedFile] = []
         var damaged: SyncError?
         // A folder that cannot be listed is not an empty one: seeding beside identities this
         // device cannot see would split the devices.
-        for name in try names(in: identityDirectory) where name.hasSuffix(".json") {
+        for name in try names(in: identityDirectory) where name.hasSuffix(".json") && !Self.isTrustRecord(name) {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             let identity: ContainerIdentity
             let data: Data
@@ -186,19 +193,31 @@ public struct Container: Sendable {
                 identity = try Self.decodeJSON(ContainerIdentity.self, from: try openRecord(data, at: url))
             } catch {
                 damaged = damaged ?? SyncError(.malformedFile, path: url.path, detail: "not a container identity (\(Self.summarize(error))); remove it, or run `multidoc container verify`")
+                passedOver.append(QuarantinedFile(url: url, reason: Self.passedOverReason(name: name, problem: Self.summarize(error))))
                 continue
             }
             // In a signed container only identities signed by an admitted device count, and the
             // signed container's own (written before it was signed): an unsigned file cannot
             // replace it.
-            if let root = keys?.policy.root, !ContainerEnvelope.isEnvelope(data), identity.containerID != root.container { continue }
+            if let root = keys?.policy.root, !ContainerEnvelope.isEnvelope(data), identity.containerID != root.container {
+                passedOver.append(QuarantinedFile(url: url, reason: Self.passedOverReason(name: name, problem: "unsigned, in a signed container")))
+                continue
+            }
             guard identity.format <= Self.formatVersion else {
                 throw SyncError(.unknownFormat(found: identity.format, supported: Self.formatVersion), path: url.path)
             }
             result.append(identity)
         }
         if result.isEmpty, let damaged { throw damaged }
-        return result
+        return (result, passedOver)
+    }
+
+    /// Why an identity file was passed over, and the way out.
+    static func passedOverReason(name: String, problem: String) -> String {
+        let upgrade = name.hasPrefix("format-")
+            ? "; remove it, then run `multidoc container upgrade` to write the container's format again"
+            : "; remove it (`multidoc container verify` checks the rest)"
+        return "not a container identity (\(problem)): passed over, it has no effect" + upgrade
     }
 
     /// Seeds the container's identity if it has none. Returns the identity in force.
@@ -297,7 +316,8 @@ public struct Container: Sendable {
     func tombstones() -> [DocumentID: [DocumentTombstone]] { scanTombstones().tombstones }
 
     /// Every tombstone file, read: the valid ones per document, and the files that are not
-    /// tombstones (damaged, the wrong shape, naming another document, a newer format, links).
+    /// tombstones (damaged, the wrong shape, naming another document, a newer format, links,
+    /// from a device that never registered). Each is judged by ``tombstone(named:registered:)``.
     ///
     /// A damaged tombstone is reported and not applied: deleting is final, so it must not rest
     /// on a file that may be a partial delivery or garbage. It is read again on the next pass.
@@ -306,35 +326,47 @@ public struct Container: Sendable {
         var problems: [QuarantinedFile] = []
         let registered = registeredDevices()
         for name in listNames(tombstonesDirectory) {
-            let url = tombstonesDirectory.appendingPathComponent(name, isDirectory: false)
-            let parts = name.hasSuffix(".json") ? name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false) : []
-            guard parts.count == 2, let id = DocumentID(String(parts[0])), let device = DeviceID(String(parts[1])) else {
-                problems.append(QuarantinedFile(url: url, reason: "not a tombstone name (<document>.<device>.json)"))
-                continue
-            }
-            do {
-                let tombstone: DocumentTombstone = try readJSON(url, limit: Self.maximumRecordSize)
-                guard tombstone.format <= Self.formatVersion else {
-                    problems.append(QuarantinedFile(url: url, reason: "format version \(tombstone.format) is newer than this build's \(Self.formatVersion)"))
-                    continue
-                }
-                guard tombstone.document == id, tombstone.deletedBy == device else {
-                    problems.append(QuarantinedFile(url: url, reason: "names document \(tombstone.document) by \(tombstone.deletedBy), not what its name says"))
-                    continue
-                }
-                guard registered.contains(device) else {
-                    problems.append(QuarantinedFile(url: url, reason: "written by device \(device), which never registered in this container; not applied"))
-                    continue
-                }
-                result[id, default: []].append(tombstone)
-            } catch {
-                let reason = Self.isFolder(url)
-                    ? "a folder where a tombstone belongs; not applied: remove it or move it out of the container"
-                    : "not a tombstone, not applied (\(Self.summarize(error)))"
-                problems.append(QuarantinedFile(url: url, reason: reason))
+            switch tombstone(named: name, registered: registered) {
+            case .valid(let tombstone): result[tombstone.document, default: []].append(tombstone)
+            case .refused(let problem): problems.append(problem)
             }
         }
         return (result, problems)
+    }
+
+    /// The one rule for whether a file in `tombstones/` deletes a document: its name is
+    /// `<document>.<device>.json`, it reads as a tombstone (signed by an admitted device, in a
+    /// signed container), of a format this build knows, naming the document and device its
+    /// name says, written by a registered device. Applying tombstones, discovery and `container
+    /// verify` all ask it, so a file it refuses has no effect anywhere: it neither deletes a
+    /// document nor hides one from a device that joins later.
+    ///
+    /// `registered`: the devices with a registry file, when the caller listed them (nil: looked up).
+    func tombstone(named name: String, registered: Set<DeviceID>? = nil) -> TombstoneVerdict {
+        let url = tombstonesDirectory.appendingPathComponent(name, isDirectory: false)
+        func refused(_ reason: String) -> TombstoneVerdict { .refused(QuarantinedFile(url: url, reason: reason)) }
+        let parts = name.hasSuffix(".json") ? name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false) : []
+        guard parts.count == 2, let id = DocumentID(String(parts[0])), let device = DeviceID(String(parts[1])) else {
+            return refused("not a tombstone name (<document>.<device>.json)")
+        }
+        let tombstone: DocumentTombstone
+        do {
+            tombstone = try readJSON(url, limit: Self.maximumRecordSize)
+        } catch {
+            return refused(Self.isFolder(url)
+                ? "a folder where a tombstone belongs; not applied: remove it or move it out of the container"
+                : "not a tombstone, not applied (\(Self.summarize(error)))")
+        }
+        guard tombstone.format <= Self.formatVersion else {
+            return refused("format version \(tombstone.format) is newer than this build's \(Self.formatVersion)")
+        }
+        guard tombstone.document == id, tombstone.deletedBy == device else {
+            return refused("names document \(tombstone.document) by \(tombstone.deletedBy), not what its name says")
+        }
+        guard registered?.contains(device) ?? isRegistered(device) else {
+            return refused("written by device \(device), which never registered in this container; not applied")
+        }
+        return .valid(tombstone)
     }
 
     /// The tombstones of one document (cheaper than ``tombstones()`` for a targeted check).
@@ -473,12 +505,17 @@ public struct Container: Sendable {
     /// An entry whose file name and content disagree, or that claims sequences no device can
     /// reach, is not a registration (`container verify` names it).
     public func deviceRecords() -> [DeviceRecord] {
-        listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap { name in
-            guard let record: DeviceRecord = try? readJSON(devicesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRegistrySize),
-                  name == "\(record.device).json",
-                  record.applied.values.allSatisfy({ ContainerBounds.problem(applied: $0) == nil }) else { return nil }
-            return record
-        }
+        listNames(devicesDirectory).filter { $0.hasSuffix(".json") }.compactMap(deviceRecord(named:))
+    }
+
+    /// One device's registry entry, if it is there and is one (see ``deviceRecords()``).
+    func deviceRecord(_ device: DeviceID) -> DeviceRecord? { deviceRecord(named: "\(device).json") }
+
+    private func deviceRecord(named name: String) -> DeviceRecord? {
+        guard let record: DeviceRecord = try? readJSON(devicesDirectory.appendingPathComponent(name, isDirectory: false), limit: Self.maximumRegistrySize),
+              name == "\(record.device).json",
+              record.applied.values.allSatisfy({ ContainerBounds.problem(applied: $0) == nil }) else { return nil }
+        return record
     }
 
     /// A stamp of what peers wrote to the registry: every registry file but `own`'s, by name,
@@ -660,5 +697,18 @@ public struct Container: Sendable {
         guard symlinkProblem(url.deletingLastPathComponent()) == nil, FileManager.default.fileExists(atPath: url.path) else { return }
         try? FileManager.default.removeItem(at: url)
         didChange(url)
+    }
+}
+
+/// What ``Container/tombstone(named:registered:)`` decided about one file in `tombstones/`.
+enum TombstoneVerdict {
+    /// It deletes its document.
+    case valid(DocumentTombstone)
+    /// It has no effect, and why (reported by the pass that applies tombstones and by verify).
+    case refused(QuarantinedFile)
+
+    var tombstone: DocumentTombstone? {
+        if case .valid(let tombstone) = self { return tombstone }
+        return nil
     }
 }

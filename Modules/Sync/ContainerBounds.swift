@@ -102,3 +102,107 @@ extension Baseline {
         }
     }
 }
+
+/// How far a reader believes claims about each device's logs of one document: a baseline's
+/// coverage, a registry entry's applied map. A claim that a device wrote log N is believed only
+/// when something the reader can see shows N: the device's logs in the container, what the
+/// reader applied, or the device's own word — its registry entry, or a baseline it wrote (a
+/// local document moved to the cloud has a baseline and none of the logs it covers; a baseline
+/// also holds the saves still in its writer's outbox). About the reader's own logs it believes
+/// only what it wrote (its own baselines only when it holds nothing else of the document).
+///
+/// A file that claims more is reported and not used: a baseline of nothing claiming a thousand
+/// logs of a device that wrote two would otherwise stand for the whole document on every
+/// device that joins later, make the peers register logs nobody wrote, let the writer prune
+/// the logs it has, and move the writer's next save past a thousand numbers its peers wait for.
+final class ClaimEvidence {
+    private let container: Container
+    private let document: DocumentID
+    /// Each device's logs of the document in the container, ascending.
+    private let logs: [DeviceID: [UInt64]]
+    /// What the reader applied of the document (nil: no store at hand).
+    private let applied: [DeviceID: UInt64]?
+    /// The device reading (nil: no device, as in `container verify`).
+    private let reader: DeviceID?
+    /// What each device's own baselines say of its logs.
+    private var ownWord: [DeviceID: UInt64] = [:]
+    private var registered: [DeviceID: UInt64] = [:]
+    private let records: [DeviceRecord]?
+
+    /// - Parameters:
+    ///   - listing: the document's folders, as the caller listed them.
+    ///   - applied: what the reader applied (nil: unknown).
+    ///   - reader: the device reading.
+    ///   - baselines: the baselines in the container, whose writers speak for their own logs.
+    ///   - records: every registry entry, when the caller read them (nil: each read when needed).
+    init(
+        _ container: Container, document: DocumentID, listing: DocumentListing, applied: [DeviceID: UInt64]?, reader: DeviceID?,
+        baselines: [Baseline] = [], records: [DeviceRecord]? = nil
+    ) {
+        self.container = container
+        self.document = document
+        self.logs = listing.logs
+        self.applied = applied
+        self.reader = reader
+        self.records = records
+        for baseline in baselines where baseline.document == document {
+            let writer = baseline.writtenBy
+            guard let own = baseline.applied[writer] else { continue }
+            ownWord[writer] = max(ownWord[writer] ?? 0, own)
+        }
+    }
+
+    /// The most of its logs of the document `device`'s own registry entry says it applied.
+    private func registry(_ device: DeviceID) -> UInt64 {
+        if let known = registered[device] { return known }
+        let record = records.map { $0.first { $0.device == device } } ?? container.deviceRecord(device)
+        let value = record?.applied[document]?[device] ?? 0
+        registered[device] = value
+        return value
+    }
+
+    /// The logs the reader wrote: what it applied of its own and the run of its own logs in the
+    /// container right after (saves a power loss took from its store), or what its registry
+    /// entry says (a store built again). Without a store, its logs in the container.
+    private func written(by reader: DeviceID) -> UInt64 {
+        var wrote: UInt64
+        if let applied {
+            wrote = applied[reader] ?? 0
+            for sequence in logs[reader] ?? [] where sequence > wrote {
+                guard sequence == wrote + 1 else { break }
+                wrote = sequence
+            }
+        } else {
+            wrote = logs[reader]?.last ?? 0
+        }
+        // A reader that holds nothing of its own here (a document it made and then let go of,
+        // found again; a local document moved to the cloud, whose baseline covers no logs) has
+        // only its own baselines to go by. One that holds its saves believes no baseline of
+        // more than it wrote, even under its own name.
+        if wrote == 0, registry(reader) == 0 { return ownWord[reader] ?? 0 }
+        return max(wrote, registry(reader))
+    }
+
+    /// The highest log of `device` the reader believes exists.
+    func shown(_ device: DeviceID) -> UInt64 {
+        if device == reader { return written(by: device) }
+        let seen = max(applied?[device] ?? 0, logs[device]?.last ?? 0, ownWord[device] ?? 0)
+        return max(seen, registry(device))
+    }
+
+    /// Why `applied` (a baseline's coverage or a registry entry's map for the document, written
+    /// by `writer`) claims more than the reader believes, or nil.
+    func problem(claims applied: [DeviceID: UInt64], by writer: DeviceID) -> String? {
+        for (device, sequence) in applied.sorted(by: { $0.key < $1.key }) where sequence > 0 {
+            // A device's word about its own logs, unless they are the reader's.
+            if device == writer, device != reader { continue }
+            let shown = shown(device)
+            guard sequence > shown else { continue }
+            if device == reader {
+                return "it claims log \(sequence) of this device, which wrote \(shown) of this document"
+            }
+            return "it claims log \(sequence) of device \(device), but nothing shows more than \(shown) of that device's logs (its logs in the container, its registry entry and baselines, what this device applied)"
+        }
+        return nil
+    }
+}

@@ -87,12 +87,19 @@ public struct Replicator: Sendable {
     /// outbox. For a caller that commits several saves in one transaction.
     ///
     /// In `format` 2 a new value of a text attribute becomes operations on its sequence (a
-    /// minimal diff from the text this device has), so concurrent edits merge.
+    /// minimal diff from the text this device has), so concurrent edits merge. A text that is
+    /// a sequence here is always written so, whatever `format` says (``format(_:writing:in:)``).
+    ///
+    /// A save is what the store shows after it: when the merge rule would not leave every
+    /// value it writes in the graph, it throws ``SyncError/Kind/saveRefused`` and nothing is
+    /// committed, rather than report saved a save that changed nothing.
     public static func stage(
         _ changes: [Change], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
         committedAt: Date, ship: Bool, in contents: inout StoreContents
     ) throws -> LocalCommit {
-        var logged = TransactionLog.logged(changes, in: contents.graph)
+        let written = TransactionLog.logged(changes, in: contents.graph)
+        var logged = written
+        let format = Self.format(format, writing: logged, in: contents)
         if format.version >= 2 {
             var salt = FNV1a()
             salt.mix(uuid: device.id.uuid)
@@ -100,9 +107,69 @@ public struct Replicator: Sendable {
             salt.mix(wall)
             logged = try textOperations(logged, by: Agent(device.id), salt: salt, in: contents)
         }
-        return try stage(
+        let commit = try stage(
             logged: logged, document: document, device: device, format: format, keys: keys, wall: wall, committedAt: committedAt, ship: ship,
             in: &contents)
+        if let problem = unapplied(written, in: contents) {
+            throw SyncError(.saveRefused, path: document.description, detail: "\(problem), so nothing was saved")
+        }
+        return commit
+    }
+
+    /// The format a save of `changes` is written in: `format`, or 2 when the save carries text
+    /// operations or writes a text that is already a sequence in `contents`. Such a text shows
+    /// its sequence and never a plain value (``Merge``): written in format 1 the save would
+    /// change nothing, here or on any peer. A store holds a sequence only after format 2 logs
+    /// or baselines of its document, which every device that reads the document reads.
+    static func format(_ format: LogFormat, writing changes: [LoggedChange], in contents: StoreContents) -> LogFormat {
+        guard format.version < 2 else { return format }
+        let needsOperations = changes.contains { change in
+            if let texts = change.texts, !texts.isEmpty { return true }
+            guard let entity = change.entity, let sequences = contents.sync.texts[change.id] else { return false }
+            return (change.attributes ?? [:]).keys.contains { name in
+                Merge.strategy(entity: entity, attribute: name) == .text && sequences[name] != nil
+            }
+        }
+        return needsOperations ? LogFormat(version: 2, container: format.container) : format
+    }
+
+    /// Why `contents` does not hold what `changes` wrote (each object's attributes at their last
+    /// values, each deleted object gone), or nil when it does.
+    static func unapplied(_ changes: [LoggedChange], in contents: StoreContents) -> String? {
+        var written: [ObjectID: [String: AttributeValue]] = [:]
+        var deleted: Set<ObjectID> = []
+        for change in changes {
+            switch change.op {
+            case .delete:
+                written[change.id] = nil
+                deleted.insert(change.id)
+            case .insert, .update:
+                deleted.remove(change.id)
+                written[change.id, default: [:]].merge(change.attributes ?? [:]) { _, new in new }
+            }
+        }
+        if let id = deleted.first(where: { contents.graph.objects[$0] != nil }) {
+            return "\(id) would still be there after its delete"
+        }
+        for (id, attributes) in written {
+            guard let record = contents.graph.objects[id] else {
+                return contents.sync.tombstones[id] != nil ? "\(id) was deleted" : "\(id) would not be there after the save"
+            }
+            for (name, value) in attributes {
+                var held = record.attributes[name]
+                // A text saved empty as operations is none at all: its sequence holds nothing.
+                if held == nil, Merge.strategy(entity: record.entity, attribute: name) == .text { held = .string("") }
+                guard same(held, value) else { return "the \(name) of \(id) would not hold what was saved" }
+            }
+        }
+        return nil
+    }
+
+    /// Equal values, a NaN equal to itself.
+    private static func same(_ held: AttributeValue?, _ written: AttributeValue) -> Bool {
+        if held == written { return true }
+        if case .double(let a)? = held, case .double(let b) = written { return a.isNaN && b.isNaN }
+        return false
     }
 
     /// ``stage(_:document:device:format:wall:committedAt:ship:in:)`` for changes already in
@@ -114,6 +181,7 @@ public struct Replicator: Sendable {
         logged: [LoggedChange], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
         committedAt: Date, ship: Bool, keeping earlier: Stamp? = nil, in contents: inout StoreContents
     ) throws -> LocalCommit {
+        let format = Self.format(format, writing: logged, in: contents)
         let stamp: Stamp
         if let earlier {
             stamp = Stamp(wall: earlier.wall, counter: earlier.counter, device: device.id)
@@ -135,18 +203,44 @@ public struct Replicator: Sendable {
         // A device never writes a log its peers would refuse: checked before anything is
         // committed (the transaction rolls back with the throw).
         let data = try encoded(log, format: format, keys: keys)
-        guard data.count <= TransactionLog.maximumFileSize else {
-            throw SyncError(.saveRefused, path: document.description, detail: "its log would be \(data.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
-        }
         if ship { contents.sync.outbox[sequence] = data }
         return LocalCommit(log: log, summary: summary)
     }
 
     /// A log's bytes as a device ships them: format 2 in an envelope (sealed with `keys` in a
     /// signed container), format 1 as JSON.
+    ///
+    /// The bytes are read back by the decoder every reader runs (``TransactionLog/decode(_:document:device:sequence:refusing:)``)
+    /// before they are returned: writer and readers share one set of limits (file size, run
+    /// lengths, counts, names), and a log a peer would refuse is never written.
+    /// - Throws: ``SyncError/Kind/saveRefused`` saying what a reader would refuse.
     static func encoded(_ log: TransactionLog, format: LogFormat, keys: ContainerKeys?) throws -> Data {
-        format.version >= 2 ? Data(try keys.map { try $0.seal(log.envelope(container: format.container)) } ?? log.envelope(container: format.container).encoded)
-            : try log.encoded()
+        let plain: Data
+        var envelope: ContainerEnvelope?
+        if format.version >= 2 {
+            let made = log.envelope(container: format.container)
+            envelope = made
+            plain = Data(made.encoded)
+        } else {
+            plain = try log.encoded()
+        }
+        let refused = { (detail: String) in
+            SyncError(.saveRefused, path: log.document.description, detail: "no device would read its log: \(detail)")
+        }
+        guard plain.count <= TransactionLog.maximumFileSize else {
+            throw refused("it would be \(plain.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
+        }
+        do {
+            _ = try TransactionLog.decode(plain, document: log.document, device: log.device, sequence: log.sequence)
+        } catch {
+            throw refused(error.reason)
+        }
+        guard let envelope, let keys else { return plain }
+        let sealed = Data(try keys.seal(envelope))
+        guard sealed.count <= TransactionLog.maximumFileSize else {
+            throw refused("sealed, it would be \(sealed.count / 1_048_576) MiB, and no device reads one over \(TransactionLog.maximumFileSize / 1_048_576) MiB; save it in smaller parts")
+        }
+        return sealed
     }
 
     /// Turns new values of text attributes into operations on their sequences: the edits from
@@ -460,8 +554,10 @@ public struct Replicator: Sendable {
                 entry.baseline.applied.contains { device, sequence in sequence > (applied[device] ?? 0) }
             }
             var trusted: [(url: URL, baseline: Baseline)] = []
-            for entry in container.baselines(document) {
-                if let problem = trustProblem(entry.baseline) {
+            let baselines = container.baselines(document)
+            let evidence = ClaimEvidence(container, document: document, listing: listing, applied: applied, reader: device.id, baselines: baselines.map(\.baseline))
+            for entry in baselines {
+                if let problem = trustProblem(entry.baseline, evidence: evidence) {
                     // Reported when it would have been used.
                     if holdsMore(entry) { report.quarantined.append(QuarantinedFile(url: entry.url, reason: "baseline not used: \(problem)")) }
                 } else {
@@ -601,10 +697,12 @@ public struct Replicator: Sendable {
     }
 
     /// Why a baseline must not stand in for logs, or nil: out of range (see ``ContainerBounds``),
-    /// or it claims a log still in the container that it does not hold (a baseline of nothing
-    /// claiming everything would otherwise replace a document with an empty one).
-    func trustProblem(_ baseline: Baseline) -> String? {
+    /// it claims logs nothing else shows were written (``ClaimEvidence``), or it claims a log
+    /// still in the container that it does not hold (a baseline of nothing claiming everything
+    /// would otherwise replace a document with an empty one).
+    func trustProblem(_ baseline: Baseline, evidence: ClaimEvidence) -> String? {
         if let problem = baseline.problem() { return problem }
+        if let problem = evidence.problem(claims: baseline.applied, by: baseline.writtenBy) { return problem }
         for (origin, sequence) in baseline.applied where sequence > 0 {
             guard let log = try? container.readLog(baseline.document, device: origin, sequence: sequence) else { continue }
             if !baseline.reflects(log) {
@@ -686,12 +784,15 @@ public struct Replicator: Sendable {
     /// The gaps a device joining now would wait behind: logs missing from the container past
     /// what its trusted baselines cover, while later logs of the same device are there.
     public func standingGaps(_ document: DocumentID) -> [LogGap] {
+        let listing = container.listing(document)
+        let baselines = container.baselines(document)
+        let evidence = ClaimEvidence(container, document: document, listing: listing, applied: [:], reader: nil, baselines: baselines.map(\.baseline))
         var covered: [DeviceID: UInt64] = [:]
-        for entry in container.baselines(document) where trustProblem(entry.baseline) == nil {
+        for entry in baselines where trustProblem(entry.baseline, evidence: evidence) == nil {
             for (device, sequence) in entry.baseline.applied { covered[device] = max(covered[device] ?? 0, sequence) }
         }
         var report = ImportReport()
-        return makePlan(document, container.listing(document), applied: covered, report: &report).gaps
+        return makePlan(document, listing, applied: covered, report: &report).gaps
     }
 
     /// How much of a document this device has, against what the container shows.
@@ -723,7 +824,9 @@ public struct Replicator: Sendable {
         let baseline = Baseline(document: document, writtenBy: device.id, writtenAt: now(), contents: contents)
         let name = "\(device.id)-\(baseline.coverage).json"
         let url = container.baselinesDirectory(document).appendingPathComponent(name, isDirectory: false)
-        if format.version >= 2 {
+        // A document holding sequences is of format 2 (``format(_:writing:in:)``), whatever
+        // this device last read of the container's format.
+        if format.version >= 2 || baseline.format >= 2 {
             // Binary (Baseline+Binary.swift): a JSON baseline of a large document took seconds
             // to write and as long again for every reader.
             try container.writeEnvelope(baseline.envelope(container: format.container), to: url, limit: Container.maximumBaselineSize)
@@ -758,19 +861,24 @@ public struct Replicator: Sendable {
         _ document: DocumentID, store: any DocumentStore, registry: RegistrySnapshot? = nil, after imported: ImportReport? = nil
     ) throws -> CompactionReport {
         var report = CompactionReport()
-        let covered = imported?.trustedBaselineCoverage ?? trustedBaseline(document)?.applied ?? [:]
         let listing = imported?.listing ?? container.listing(document)
+        let contents = try store.read()
+        let covered = imported?.trustedBaselineCoverage ?? trustedBaseline(document, listing: listing, applied: contents.sync.applied)?.applied ?? [:]
         var uncovered = 0
         for (origin, sequences) in listing.logs {
             let floor = covered[origin] ?? 0
             uncovered += sequences.filter { $0 > floor }.count
         }
         var coverage = covered
-        if uncovered >= max(baselineThreshold, try store.read().graph.objects.count / Self.objectsPerUncoveredLog) {
+        var applied = contents.sync.applied
+        if uncovered >= max(baselineThreshold, contents.graph.objects.count / Self.objectsPerUncoveredLog) {
             report.baseline = try writeBaseline(document, from: store)
-            coverage = try store.read().sync.applied
+            applied = try store.read().sync.applied
+            coverage = applied
         }
-        report.prunedLogs = pruneLogs(document, covering: coverage[device.id] ?? 0, registry: registry, present: listing.logs[device.id] ?? [])
+        let evidence = ClaimEvidence(container, document: document, listing: listing, applied: applied, reader: device.id)
+        report.prunedLogs = pruneLogs(
+            document, covering: coverage[device.id] ?? 0, written: evidence.shown(device.id), registry: registry, present: listing.logs[device.id] ?? [])
         return report
     }
 
@@ -779,24 +887,42 @@ public struct Replicator: Sendable {
     /// are pruned when the registry shows its peers caught up). Returns how many were removed.
     @discardableResult
     public func prune(_ document: DocumentID, registry: RegistrySnapshot) -> Int {
-        let covering = trustedBaseline(document)?.applied[device.id] ?? 0
-        return pruneLogs(document, covering: covering, registry: registry)
+        let listing = container.listing(document)
+        let covering = trustedBaseline(document, listing: listing, applied: nil, records: registry.records)?.applied[device.id] ?? 0
+        let evidence = ClaimEvidence(container, document: document, listing: listing, applied: nil, reader: device.id, records: registry.records)
+        return pruneLogs(document, covering: covering, written: evidence.shown(device.id), registry: registry, present: listing.logs[device.id] ?? [])
     }
 
     /// The baseline of widest coverage that may stand in for the logs it claims (see
-    /// ``trustProblem(_:)``): the only kind this device prunes its logs for.
-    func trustedBaseline(_ document: DocumentID) -> Baseline? {
-        return container.baselines(document).lazy.map(\.baseline).first { trustProblem($0) == nil }
+    /// ``trustProblem(_:evidence:)``): the only kind this device prunes its logs for.
+    /// `applied`: what this device applied of the document (nil: no store at hand).
+    func trustedBaseline(_ document: DocumentID, listing: DocumentListing, applied: [DeviceID: UInt64]?, records: [DeviceRecord]? = nil) -> Baseline? {
+        let baselines = container.baselines(document).map(\.baseline)
+        let evidence = ClaimEvidence(container, document: document, listing: listing, applied: applied, reader: device.id, baselines: baselines, records: records)
+        return baselines.first { trustProblem($0, evidence: evidence) == nil }
     }
 
+    /// Removes this device's logs of `document` up to `covering` that every registered device
+    /// has applied. Only a device that registered prunes (its entry is what shows a device
+    /// joining later how many logs it wrote), and a registry entry claiming more of this
+    /// device's logs than it `written` is not believed: it counts as having none, and is
+    /// reported (``RegistrySnapshot/refusedClaims``).
+    ///
     /// `present`: this device's logs of the document in the container, when just listed.
-    private func pruneLogs(_ document: DocumentID, covering: UInt64, registry: RegistrySnapshot?, present: [UInt64]? = nil) -> Int {
+    private func pruneLogs(_ document: DocumentID, covering: UInt64, written: UInt64, registry: RegistrySnapshot?, present: [UInt64]? = nil) -> Int {
         let candidates = (present ?? container.logSequences(document, device: device.id)).filter { $0 <= covering }
         guard !candidates.isEmpty else { return 0 }
         let records = registry?.records ?? container.deviceRecords()
-        guard !records.isEmpty else { return 0 }
-        let everyoneHas = records.map { $0.applied[document]?[device.id] ?? 0 }.min() ?? 0
-        let prunable = min(everyoneHas, covering)
+        guard records.contains(where: { $0.device == device.id }) else { return 0 }
+        let everyoneHas = records.map { record -> UInt64 in
+            let claim = record.applied[document]?[device.id] ?? 0
+            guard claim > written, record.device != device.id else { return claim }
+            registry?.refuse(QuarantinedFile(
+                url: container.deviceRecordURL(record.device),
+                reason: "registry entry not used for pruning: it claims log \(claim) of document \(document) of this device, which wrote \(written)"))
+            return 0
+        }.min() ?? 0
+        let prunable = min(everyoneHas, covering, written)
         var pruned = 0
         for sequence in candidates where sequence <= prunable {
             container.remove(container.logURL(document, device: device.id, sequence: sequence))
@@ -843,6 +969,13 @@ public final class RegistrySnapshot: Sendable {
         self.container = container
         loaded.withLock { $0 = records }
     }
+
+    /// Registry entries a pass did not believe (they claim more of this device's logs than it
+    /// wrote), for its report.
+    public var refusedClaims: [QuarantinedFile] { refused.withLock { $0.sorted { $0.url.path < $1.url.path } } }
+    private let refused = Mutex<Set<QuarantinedFile>>([])
+
+    func refuse(_ file: QuarantinedFile) { _ = refused.withLock { $0.insert(file) } }
 
     public var records: [DeviceRecord] {
         loaded.withLock { loaded in

@@ -85,9 +85,7 @@ public struct EditingTrace: Sendable {
     /// Applies one patch to `text` as a local edit by `agent`; returns its operations.
     public static func apply(_ patch: Patch, to text: inout TextSequence, by agent: Agent) throws(TextError) -> [TextOperation] {
         var operations: [TextOperation] = []
-        if patch.deleteCount > 0, let deletion = try text.delete(patch.position..<(patch.position + patch.deleteCount), by: agent) {
-            operations.append(deletion)
-        }
+        if patch.deleteCount > 0 { operations += try text.delete(patch.position..<(patch.position + patch.deleteCount), by: agent) }
         if !patch.insert.isEmpty { operations.append(try text.insert(patch.insert, at: patch.position, by: agent)) }
         return operations
     }

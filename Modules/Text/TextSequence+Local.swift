@@ -71,16 +71,19 @@ extension TextSequence {
         return true
     }
 
-    /// Deletes the visible scalars in `range` and returns the operation naming them, or nil when
-    /// the range is empty.
+    /// Deletes the visible scalars in `range` and returns the operations naming them: runs of
+    /// ids, so deleting millions of scalars typed in one go is a few ranges. Each operation is
+    /// within what every reader accepts (`TextOperation.validate()`: ranges of at most
+    /// `maximumRunLength` ids, at most `maximumRangeCount` of them), so a delete of more than
+    /// that many runs is several operations. Empty for an empty range.
     ///
     /// - Throws: `TextError.positionOutOfRange` when the range reaches outside the text.
     @discardableResult
-    public mutating func delete(_ range: Range<Int>, by agent: Agent) throws(TextError) -> TextOperation? {
+    public mutating func delete(_ range: Range<Int>, by agent: Agent) throws(TextError) -> [TextOperation] {
         guard range.lowerBound >= 0, range.upperBound <= count else {
             throw .positionOutOfRange(position: range.lowerBound < 0 ? range.lowerBound : range.upperBound, count: count)
         }
-        guard !range.isEmpty else { return nil }
+        guard !range.isEmpty else { return [] }
         _ = intern(agent)
         var (cursor, offset) = list.findVisible(range.lowerBound)
         var remaining = range.count
@@ -108,7 +111,8 @@ extension TextSequence {
             remaining -= length
             let agent = agents[Int(item.agent)]
             let counters = item.counter..<(item.counter &+ UInt64(length))
-            if let last = deleted.last, last.agent == agent, last.counters.upperBound == counters.lowerBound {
+            if let last = deleted.last, last.agent == agent, last.counters.upperBound == counters.lowerBound,
+               last.counters.count + counters.count <= TextOperation.maximumRunLength {
                 deleted[deleted.count - 1].counters = last.counters.lowerBound..<counters.upperBound
             } else {
                 deleted.append(TextIDRange(agent: agent, counters: counters))
@@ -116,7 +120,9 @@ extension TextSequence {
             cursor.index += 1
         }
         for leaf in touched { list.rebalance(leaf: leaf) }
-        return .delete(deleted)
+        return stride(from: 0, to: deleted.count, by: TextOperation.maximumRangeCount).map { start in
+            .delete(Array(deleted[start..<min(deleted.count, start + TextOperation.maximumRangeCount)]))
+        }
     }
 
     /// Replaces the text with `newText` by a small edit (a Myers diff over Unicode scalars after
@@ -129,7 +135,7 @@ extension TextSequence {
         var operations: [TextOperation] = []
         // From the last hunk to the first, so earlier positions stay valid.
         for hunk in ScalarDiff.hunks(from: old, to: new).reversed() {
-            if let deletion = try delete(hunk.old, by: agent) { operations.append(deletion) }
+            operations += try delete(hunk.old, by: agent)
             var position = hunk.old.lowerBound
             var start = hunk.new.lowerBound
             while start < hunk.new.upperBound {

@@ -127,7 +127,7 @@ import TestSupport
         #expect(asked.value.count == 1)
         #expect(asked.value.first?.contains("identity changed") == true)
         #expect(report.problems.contains { if case .containerChanged = $0 { true } else { false } })
-        #expect(report.problems.contains { $0.description.hasSuffix("staying local") })
+        #expect(report.problems.contains { $0.summary.hasSuffix("staying local") })
         #expect(report.containerError != nil)
         // Staying local detaches nothing: the document is still a cloud document, and what is
         // saved meanwhile waits here instead of going into the container it refused.

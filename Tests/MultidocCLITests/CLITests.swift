@@ -325,6 +325,54 @@ import TestSupport
         #expect(!verify.stderr.contains("Fatal error"))
     }
 
+    /// Files that prove nothing change nothing, end to end: a baseline of nothing under a device
+    /// nobody has seen, claiming a thousand of A's logs (A wrote two), and a tombstone with junk
+    /// after it. B, joining after both, has both documents whole; its sync and `container
+    /// verify` name both files; A's next save reaches B.
+    @Test func filesThatProveNothingChangeNothingForADeviceJoiningLater() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Doc", "--device-name", "A"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Doc", "--text", "one"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Doc", "--append", " two"], root: rootA).status == 0)
+        #expect(try multidoc(["new", "Other"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Other", "--text", "still here"], root: rootA).status == 0)
+        #expect(try multidoc(["sync"], root: rootA).status == 0)
+        let rows = try #require(try json(try multidoc(["list", "--json"], root: rootA)) as? [[String: Any]])
+        let ids = Dictionary(uniqueKeysWithValues: rows.compactMap { row in (row["name"] as? String).flatMap { name in (row["uuid"] as? String).map { (name, $0) } } })
+        let doc = try #require(ids["Doc"]), other = try #require(ids["Other"])
+        let writer = try #require(try FileManager.default.contentsOfDirectory(atPath: container + "/documents/\(doc)/logs").first)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container + "/documents/\(doc)/logs/\(writer)").count == 3)
+        let stranger = "00005757-0000-4000-8000-000000000000"
+        let baseline = container + "/documents/\(doc)/baselines/\(stranger)-1000.json"
+        try FileManager.default.createDirectory(atPath: container + "/documents/\(doc)/baselines", withIntermediateDirectories: true)
+        try Data(#"{"format":1,"document":"\#(doc)","writtenBy":"\#(stranger)","writtenAt":1,"applied":{"\#(writer)":1000},"objects":{},"stamps":{},"tombstones":{}}"#.utf8)
+            .write(to: URL(fileURLWithPath: baseline))
+        let tombstone = container + "/tombstones/\(other).\(writer).json"
+        try FileManager.default.createDirectory(atPath: container + "/tombstones", withIntermediateDirectories: true)
+        try Data(#"{"deletedAt":1,"deletedBy":"\#(writer)","document":"\#(other)","format":1} and junk"#.utf8).write(to: URL(fileURLWithPath: tombstone))
+
+        let sync = try multidoc(["sync", "--json", "--device-name", "B"], root: rootB)
+        let report = try #require(try json(sync) as? [String: Any])
+        let quarantined = (report["quarantined"] as? [String]) ?? []
+        #expect(quarantined.contains { $0.hasPrefix(baseline) && $0.contains("claims log 1000") }, "\(quarantined)")
+        #expect(quarantined.contains { $0.hasPrefix(tombstone) }, "\(quarantined)")
+        let listed = try #require(try json(try multidoc(["list", "--json"], root: rootB)) as? [[String: Any]])
+        #expect(Set(listed.compactMap { $0["name"] as? String }) == ["Doc", "Other"])
+        for (name, text) in [("Doc", "one two"), ("Other", "still here")] {
+            let show = try #require(try json(try multidoc(["show", name, "--json"], root: rootB)) as? [String: Any])
+            #expect(show["text"] as? String == text, "\(name): \(show)")
+        }
+        let verify = try multidoc(["container", "verify"], root: rootB)
+        #expect(verify.status != 0)
+        #expect((verify.stdout + verify.stderr).contains(baseline) && (verify.stdout + verify.stderr).contains(tombstone), "\(verify.stdout)\(verify.stderr)")
+        // A still numbers its saves from what it wrote, and B applies them.
+        #expect(try multidoc(["sync"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Doc", "--append", " three"], root: rootA).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container + "/documents/\(doc)/logs/\(writer)").sorted().last == "0000000000000004.log")
+        let show = try #require(try json(try multidoc(["show", "Doc", "--json"], root: rootB)) as? [String: Any])
+        #expect(show["text"] as? String == "one two three")
+    }
+
     /// A log lost from the middle of a device's sequence: repair on the device that never had
     /// it names the device to run it on and exits 1, the writer's repair writes a baseline that
     /// covers it, and the stalled device reaches 100% (the warning: `LifecycleTests`).

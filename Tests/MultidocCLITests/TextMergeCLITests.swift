@@ -51,14 +51,19 @@ import TestSupport
         #expect(notOurs.stderr == "multidoc: error: \(stray.path): not a container file: neither a format 2 file (no MDC2 magic) nor JSON\n", "\(notOurs.stderr)")
     }
 
-    @Test func aFormat1ContainerIsMovedOnceAndThenMerges() throws {
-        defer { folder.remove() }
-        // A container seeded by a build of format 1, and a device of that build registered in it.
-        let old = "0000d009-0000-4000-8000-000000000000"
+    /// The container as a build of format 1 seeded it (its identity file, format 1).
+    func seedFormat1Container(seededBy old: String) throws {
         try FileManager.default.createDirectory(atPath: container + "/identity", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: container + "/devices", withIntermediateDirectories: true)
         try Data(#"{"format":1,"containerID":"0000c001-0000-4000-8000-000000000000","seededBy":"\#(old)","seededAt":1}"#.utf8)
             .write(to: URL(fileURLWithPath: container + "/identity/\(old).json"))
+    }
+
+    @Test func aFormat1ContainerIsMovedOnceAndThenMerges() throws {
+        defer { folder.remove() }
+        // A container seeded by a build of format 1, and a device of that build registered in it.
+        let old = "0000d009-0000-4000-8000-000000000000"
+        try seedFormat1Container(seededBy: old)
         let oldEntry = URL(fileURLWithPath: container + "/devices/\(old).json")
         try Data(#"{"format":1,"device":"\#(old)","name":"Old","model":"m","updatedAt":1,"applied":{}}"#.utf8).write(to: oldEntry)
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
@@ -88,6 +93,92 @@ import TestSupport
         let status = try multidoc(["container", "status", "--json"], root: rootB)
         let statusObject = try #require(try json(status) as? [String: Any])
         #expect(statusObject["format"] as? Int == 2)
+    }
+
+    /// A damaged format file of a container moved to format 2 (issue 35, scenario 8) has no
+    /// effect and is named: every save still shows on the device and its peers, no device
+    /// goes back to format 1, `sync`, `container status` and `container verify` name the file
+    /// and the way out, a device joining later shows the same text, and removing the file and
+    /// running `container upgrade` again ends the warnings.
+    @Test func aDamagedFormatFileIsNamedAndTakesNoSaveAndNoFormatBack() throws {
+        defer { folder.remove() }
+        let rootD = folder.appending("D").path
+        try FileManager.default.createDirectory(atPath: rootD, withIntermediateDirectories: true)
+        try seedFormat1Container(seededBy: "0000d009-0000-4000-8000-000000000000")
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "one two"], root: rootA).status == 0)
+        #expect(try text(rootB) == "one two")
+        let moved = try multidoc(["container", "upgrade"], root: rootA)
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(try multidoc(["sync"], root: rootB).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--append", " three"], root: rootA).status == 0)
+        #expect(try text(rootB) == "one two three")
+
+        // The format file loses its containerID.
+        let names = try FileManager.default.contentsOfDirectory(atPath: container + "/identity")
+        let name = try #require(names.first { $0.hasPrefix("format-2.") })
+        let formatFile = URL(fileURLWithPath: container + "/identity/" + name)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: formatFile)) as? [String: Any])
+        object["containerID"] = nil
+        try JSONSerialization.data(withJSONObject: object).write(to: formatFile)
+
+        let sync = try multidoc(["sync"], root: rootA)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stderr.contains(name) && sync.stderr.contains("multidoc container upgrade"), "\(sync.stderr)")
+        for (root, suffix) in [(rootA, " four"), (rootB, " five"), (rootA, " six")] {
+            let edit = try multidoc(["edit", "Notes", "--append", suffix], root: root)
+            #expect(edit.status == 0 && edit.stdout.contains("saved"), "\(edit.stderr)")
+        }
+        let expected = "one two three four five six"
+        #expect(try text(rootA) == expected)
+        #expect(try text(rootB) == expected)
+        #expect(try text(rootD) == expected)
+        for root in [rootA, rootB] {
+            let device = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: root + "/device.json"))) as? [String: Any])
+            #expect(device["containerFormat"] as? Int == 2, "\(root): \(device)")
+        }
+        let verify = try multidoc(["container", "verify"], root: rootB)
+        #expect(verify.status == 9)
+        #expect(verify.stdout.contains(name) && verify.stdout.contains("multidoc container upgrade"), "\(verify.stdout)")
+        let status = try multidoc(["container", "status", "--json"], root: rootB)
+        let statusObject = try #require(try json(status) as? [String: Any], "\(status.stderr)")
+        let passedOver = try #require(statusObject["passedOver"] as? [String])
+        #expect(passedOver.count == 1 && passedOver.first?.contains(name) == true, "\(passedOver)")
+
+        // The way out: remove the file and write the format again.
+        try FileManager.default.removeItem(at: formatFile)
+        let again = try multidoc(["container", "upgrade"], root: rootB)
+        #expect(again.status == 0, "\(again.stderr)")
+        let clean = try multidoc(["sync"], root: rootA)
+        #expect(clean.status == 0 && clean.stderr.isEmpty, "\(clean.stderr)")
+        #expect(try multidoc(["container", "verify"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--append", " seven"], root: rootD).status == 0)
+        #expect(try text(rootA) == expected + " seven")
+    }
+
+    /// A text longer than the longest run a reader accepts, then a small one (issue 35,
+    /// scenario 3): the small save deletes the long text as a few ranges of ids, and the peer
+    /// reads it (it quarantined a delete of one 17-million-id range, and stayed on the long
+    /// text for good).
+    @Test func aHugeTextThenASmallOneBothReachThePeer() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        let big = folder.appending("big.txt")
+        try Data(String(repeating: "x", count: 17_000_000).utf8).write(to: big)
+        let huge = try ProductRunner.run(
+            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "cp '\(big.path)'"])
+        #expect(huge.status == 0, "\(huge.stderr)")
+        #expect(try text(rootB).count == 17_000_000)
+        let small = try multidoc(["edit", "Notes", "--text", "small again"], root: rootA)
+        #expect(small.status == 0 && small.stdout.contains("saved"), "\(small.stderr)")
+        let logs = try #require(FileManager.default.enumerator(atPath: container)?.allObjects as? [String]).filter { $0.hasSuffix(".log") }.sorted()
+        let last = try #require(logs.last)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: container + "/" + last)[.size] as? Int)
+        #expect(size < 1000, "\(last): \(size) bytes")
+        let sync = try multidoc(["sync"], root: rootB)
+        #expect(sync.status == 0 && sync.stderr.isEmpty, "\(sync.stderr)")
+        #expect(try text(rootB) == "small again")
+        #expect(try text(rootA) == "small again")
     }
 
     @Test func historyListsTheSavesAndRevertBringsATextBack() throws {

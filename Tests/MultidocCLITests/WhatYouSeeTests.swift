@@ -170,3 +170,43 @@ import TestSupport
         #expect(onA.count == 1)
     }
 }
+
+/// `edit --insert POS TEXT` and `--delete POS LEN`: edits at a position, for scripts.
+@Suite(.serialized) struct EditAtPositionTests: TwoDevices {
+    let folder: TemporaryDirectory
+
+    init() throws { folder = try Self.makeFolder("edit-at") }
+
+    func text(_ root: String) throws -> String? {
+        (try json(try multidoc(["show", "Doc", "--json"], root: root)) as? [String: Any])?["text"] as? String
+    }
+
+    @Test func insertAndDeleteAtAPositionReachThePeer() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Doc", "--device-name", "A"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Doc", "--text", "héllo world"], root: rootA).status == 0)
+        let insert = try multidoc(["edit", "Doc", "--insert", "5", ",", "--device-name", "B"], root: rootB)
+        #expect(insert.status == 0, "\(insert.stderr)")
+        #expect(try multidoc(["edit", "Doc", "--delete", "0", "1"], root: rootA).status == 0)
+        #expect(try text(rootA) == "éllo, world")
+        #expect(try text(rootB) == "éllo, world")
+    }
+
+    @Test(arguments: [
+        (["--insert", "99", "x"], Int32(64), "the text has"),
+        (["--delete", "3", "99"], Int32(64), "the text has"),
+        (["--insert", "-1", "x"], Int32(64), "--insert"),
+        (["--insert", "2"], Int32(64), "--insert takes a position"),
+        (["--delete", "a", "1"], Int32(64), "--delete takes a position and a length"),
+        (["--append", "x", "--insert", "1", "y"], Int32(64), "use one of"),
+    ])
+    func aPositionOutsideTheTextSavesNothing(arguments: [String], code: Int32, message: String) throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Doc", "--device-name", "A"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Doc", "--text", "short"], root: rootA).status == 0)
+        let result = try multidoc(["edit", "Doc"] + arguments, root: rootA)
+        #expect(result.status == code, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(try text(rootA) == "short")
+    }
+}

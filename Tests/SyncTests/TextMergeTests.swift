@@ -38,6 +38,80 @@ import TestSupport
         #expect(log.changes.contains { $0.texts?["text"] != nil && $0.attributes?["text"] == nil })
     }
 
+    /// A device told the container is of format 1 (a damaged format file, or a device file of
+    /// an older build) saves a text that is already a sequence: the save is written as text
+    /// operations in a format 2 log, so its text and its peers' hold it. As a format 1 plain
+    /// value the merge rule ignored it, on every device, and the save reported success.
+    @Test(arguments: [SyncBackend.sqlite, .json])
+    func aTextThatIsASequenceIsSavedAsOperationsWhateverTheFormat(backend: SyncBackend) throws {
+        let harness = try SyncHarness(backend)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2)
+        var b = harness.device(2, "B", format: format2)
+        try a.create(doc, name: "Notes", text: "one two", now: harness.clock.now())
+        try append(a, " three")
+        try b.importPending(doc)
+        b.replicator.format = LogFormat(version: 1, container: format2.container)
+        try append(b, " four")
+        #expect(try b.text(doc) == "one two three four")
+        try a.importPending(doc)
+        #expect(try a.text(doc) == "one two three four")
+        let log = try Container(root: harness.container).readLog(doc, device: b.identity.id, sequence: 1)
+        #expect(log.format == 2)
+        #expect(log.changes.contains { $0.texts?["text"] != nil && $0.attributes?["text"] == nil })
+    }
+
+    /// A save whose values the merge rule would not leave in the store (here an insert of an
+    /// object deleted before) is refused, and nothing of it is committed or shipped.
+    @Test(arguments: [SyncBackend.sqlite, .json])
+    func aSaveTheStoreWouldNotShowIsRefusedAndCommitsNothing(backend: SyncBackend) throws {
+        let harness = try SyncHarness(backend)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2)
+        try a.create(doc, name: "Notes", text: "one", now: harness.clock.now())
+        let other = ObjectID("other")
+        try a.save(doc, [.insert(other, entity: Entity.textEntry, attributes: ["text": .string("x")])])
+        try a.save(doc, [.delete(other)])
+        let error = try #require(throws: SyncError.self) {
+            try a.save(doc, [.insert(other, entity: Entity.textEntry, attributes: ["text": .string("back")])])
+        }
+        #expect(error.kind == .saveRefused, "\(error)")
+        #expect(error.detail.contains("was deleted"), "\(error)")
+        let store = try a.store(doc)
+        defer { store.close() }
+        let contents = try store.read()
+        #expect(contents.sync.applied[a.identity.id] == 3)
+        #expect(contents.sync.outbox.isEmpty)
+        #expect(contents.graph.objects[other] == nil)
+    }
+
+    /// A save whose log a reader would refuse (here an attribute name past the longest name a
+    /// reader takes) is refused before it commits: the writer runs the readers' decoder on
+    /// every log it makes, so writer and readers share one set of limits.
+    @Test(arguments: [SyncBackend.sqlite, .json])
+    func aSaveWhoseLogNoReaderWouldAcceptIsRefusedAndCommitsNothing(backend: SyncBackend) throws {
+        let harness = try SyncHarness(backend)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A", format: format2)
+        try a.create(doc, name: "Notes", text: "one", now: harness.clock.now())
+        let name = String(repeating: "n", count: 5000)
+        let error = try #require(throws: SyncError.self) {
+            try a.save(doc, [.update(textID(doc), attributes: [name: .string("v")])])
+        }
+        #expect(error.kind == .saveRefused && error.detail.contains("no device would read its log"), "\(error)")
+        let store = try a.store(doc)
+        defer { store.close() }
+        let contents = try store.read()
+        #expect(contents.sync.applied[a.identity.id] == 1)
+        #expect(contents.graph.objects[textID(doc)]?.attributes[name] == nil)
+        // What it saves next is read by its peers.
+        try append(a, " two")
+        let b = harness.device(2, "B", format: format2)
+        let report = try b.importPending(doc)
+        #expect(report.quarantined.isEmpty, "\(report.quarantined)")
+        #expect(try b.text(doc) == "one two")
+    }
+
     @Test func concurrentInsertsAtOnePlaceAreKeptInTheSameOrderEverywhere() throws {
         let harness = try SyncHarness(.memory)
         defer { harness.folder.remove() }

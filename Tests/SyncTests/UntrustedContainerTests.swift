@@ -80,6 +80,110 @@ import TestSupport
         #expect(report.quarantined.contains { $0.url == lie && $0.reason.contains("does not hold") })
     }
 
+    /// A baseline under a device nobody has seen, claiming a thousand of A's logs (A wrote two)
+    /// and holding nothing: no device takes it (a new one built the document empty from it,
+    /// the peers then registered A:1000, and A pruned the logs it has), and sync and verify
+    /// name it.
+    @Test func aBaselineClaimingLogsNobodyWroteIsNotUsedByAnyDevice() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A"), b = harness.device(2, "B"), c = harness.device(3, "C")
+        try a.create(doc, name: "Doc", text: "one", now: harness.clock.now())
+        harness.clock.advance(1)
+        try a.edit(doc, text: "one two")
+        try b.importPending(doc)
+        let container = Container(root: harness.container)
+        let stranger = DeviceID(Fixed.uuid(0x5757))
+        var contents = StoreContents()
+        contents.sync.applied = [a.identity.id: 1000]
+        let lie = container.baselinesDirectory(doc).appendingPathComponent("\(stranger)-1000.json")
+        try plant(Baseline(document: doc, writtenBy: stranger, writtenAt: harness.clock.now(), contents: contents), at: lie)
+
+        // A device joining now builds the document from A's logs, and is told about the baseline.
+        let joined = try c.importPending(doc)
+        #expect(try c.text(doc) == "one two")
+        #expect(joined.baselinesMerged == 0)
+        #expect(joined.quarantined.contains { $0.url == lie && $0.reason.contains("claims log 1000 of device \(a.identity.id)") }, "\(joined.quarantined)")
+        // The peers keep what they applied, and so does A.
+        for device in [a, b, c] {
+            let report = try device.importPending(doc)
+            #expect(report.quarantined.contains { $0.url == lie }, "\(device.identity.name)")
+            #expect(try device.store(doc).read().sync.applied[a.identity.id] == 2, "\(device.identity.name)")
+            try device.replicator.register(applied: [doc: try device.store(doc).read().sync.applied])
+        }
+        // Nobody registered A:1000, and A prunes nothing on the baseline's word.
+        #expect(container.deviceRecords().allSatisfy { $0.applied[doc]?[a.identity.id] == 2 })
+        #expect(a.replicator.prune(doc, registry: RegistrySnapshot(container)) == 0)
+        #expect(container.logSequences(doc, device: a.identity.id) == [1, 2])
+        #expect(a.replicator.standingGaps(doc).isEmpty)
+        #expect(container.verify().problems.contains { $0.url == lie && $0.reason.contains("claims log 1000") })
+    }
+
+    /// A never takes a claim about its own logs beyond what it wrote: not from a baseline under
+    /// its own name, not from a peer's registry entry (which then counts for nothing in its
+    /// pruning, and is named). Its next save follows its last one, and peers apply it.
+    @Test func aDeviceBelievesNoClaimAboutItsOwnLogsBeyondWhatItWrote() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A"), b = harness.device(2, "B"), c = harness.device(3, "C")
+        try a.create(doc, name: "Doc", text: "one", now: harness.clock.now())
+        harness.clock.advance(1)
+        try a.edit(doc, text: "one two")
+        try b.importPending(doc)
+        let container = Container(root: harness.container)
+        var contents = StoreContents()
+        contents.sync.applied = [a.identity.id: 1000]
+        let lie = container.baselinesDirectory(doc).appendingPathComponent("\(a.identity.id)-1000.json")
+        try plant(Baseline(document: doc, writtenBy: a.identity.id, writtenAt: harness.clock.now(), contents: contents), at: lie)
+        let report = try a.importPending(doc)
+        #expect(report.quarantined.contains { $0.url == lie && $0.reason.contains("claims log 1000 of this device, which wrote 2") }, "\(report.quarantined)")
+        #expect(try a.store(doc).read().sync.applied[a.identity.id] == 2)
+        harness.clock.advance(1)
+        try a.edit(doc, text: "one two three")
+        #expect(container.logSequences(doc, device: a.identity.id) == [1, 2, 3])
+        // (A peer takes a device's word about its own logs: the file goes before B looks.)
+        try FileManager.default.removeItem(at: lie)
+        try b.importPending(doc)
+        #expect(try b.text(doc) == "one two three")
+
+        // A peer's registry entry claiming A:1000 (C never applied a thing) is not believed
+        // when A prunes behind B's baseline, and the pass names it.
+        try a.replicator.register(applied: [doc: [a.identity.id: 3]])
+        try b.replicator.register(applied: [doc: [a.identity.id: 3]])
+        try c.replicator.register(applied: [doc: [a.identity.id: 1000]])
+        try b.replicator.writeBaseline(doc, from: try b.store(doc))
+        let registry = RegistrySnapshot(container)
+        #expect(a.replicator.prune(doc, registry: registry) == 0)
+        #expect(container.logSequences(doc, device: a.identity.id) == [1, 2, 3])
+        #expect(registry.refusedClaims.map(\.url) == [container.deviceRecordURL(c.identity.id)])
+        #expect(registry.refusedClaims.first?.reason.contains("claims log 1000") == true)
+        #expect(container.verify().problems.contains { $0.url == container.deviceRecordURL(c.identity.id) && $0.reason.contains("claims log 1000") })
+        // Once C says what it has, A prunes what everyone has.
+        try c.importPending(doc)
+        try c.replicator.register(applied: [doc: try c.store(doc).read().sync.applied])
+        #expect(a.replicator.prune(doc, registry: RegistrySnapshot(container)) == 3)
+    }
+
+    /// A device prunes only once its own registry entry says what it wrote: a device joining
+    /// later believes a baseline's claim about pruned logs on that entry's word.
+    @Test func aDeviceThatNeverRegisteredPrunesNothing() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A"), b = harness.device(2, "B"), c = harness.device(3, "C")
+        try a.create(doc, name: "Doc", text: "one", now: harness.clock.now())
+        try b.importPending(doc)
+        try b.replicator.register(applied: [doc: try b.store(doc).read().sync.applied])
+        try b.replicator.writeBaseline(doc, from: try b.store(doc))
+        let container = Container(root: harness.container)
+        #expect(a.replicator.prune(doc, registry: RegistrySnapshot(container)) == 0)
+        try a.replicator.register(applied: [doc: [a.identity.id: 1]])
+        #expect(a.replicator.prune(doc, registry: RegistrySnapshot(container)) == 1)
+        // B's baseline stands for A's pruned log on A's registry entry's word.
+        let joined = try c.importPending(doc)
+        #expect(joined.baselinesMerged == 1)
+        #expect(try c.text(doc) == "one")
+    }
+
     @Test func aTombstoneFromADeviceThatNeverRegisteredDeletesNothing() throws {
         let harness = try SyncHarness()
         defer { harness.folder.remove() }

@@ -10,7 +10,7 @@ import TestSupport
         operations.append(try text.insert("héllo 🙂 wörld", at: 0, by: alice))
         operations.append(try text.insert("X", at: 3, by: bob))
         operations.append(try text.insert("end", at: text.count, by: carol))
-        if let deletion = try text.delete(2..<7, by: alice) { operations.append(deletion) }
+        operations += try text.delete(2..<7, by: alice)
         let big = TextOperation.insert(TextInsertion(
             id: TextID(agent: bob, counter: .max - 10), originLeft: nil, originRight: TextID(agent: alice, counter: 0), scalars: ["q"]))
         operations.append(big)
@@ -21,6 +21,33 @@ import TestSupport
         for operation in try Self.sampleOperations().1 {
             #expect(try TextOperation(decoding: operation.encoded) == operation)
         }
+    }
+
+    /// A text longer than the longest run (typed in one go, so its ids are consecutive) replaced
+    /// by a small one: the delete is a few ranges of ids, a few dozen bytes, and every operation
+    /// the writer makes is one every reader accepts (issue 35: one range of 2·10⁷ ids was made,
+    /// and every reader refused it).
+    @Test func aDeleteOfMoreThanTheLongestRunIsAFewSmallRangesEveryReaderAccepts() throws {
+        var text = TextSequence()
+        let long = TextOperation.maximumRunLength + 1000
+        let inserts = try text.edits(to: String(repeating: "x", count: long), by: alice)
+        #expect(inserts.count == 2)
+        let edits = try text.edits(to: "small again", by: alice)
+        #expect(text.text == "small again")
+        var deleteBytes = 0
+        for operation in edits {
+            try operation.validate()
+            #expect(try TextOperation(decoding: operation.encoded) == operation)
+            if case .delete(let ranges) = operation {
+                #expect(ranges.allSatisfy { $0.counters.count <= TextOperation.maximumRunLength })
+                deleteBytes += operation.encoded.count
+            }
+        }
+        #expect(deleteBytes > 0 && deleteBytes < 100, "\(deleteBytes) bytes")
+        // A replica that had the long text ends with the small one.
+        var replica = TextSequence()
+        for operation in inserts + edits { try replica.apply(operation) }
+        #expect(replica.text == "small again")
     }
 
     @Test func statesRoundTrip() throws {

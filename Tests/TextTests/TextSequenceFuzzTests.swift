@@ -12,7 +12,7 @@ import TestSupport
         if count > 0, Int.random(in: 0..<3, using: &random) == 0 {
             let start = Int.random(in: 0..<count, using: &random)
             let end = min(count, start + Int.random(in: 1...4, using: &random))
-            return try replica.delete(start..<end, by: agent).map { [$0] } ?? []
+            return try replica.delete(start..<end, by: agent)
         }
         if Int.random(in: 0..<8, using: &random) == 0 {
             var target = Array(replica.text.unicodeScalars)

@@ -29,7 +29,7 @@ let carol = Agent.test(3)
         #expect(throws: TextError.self) { try text.insert("x", at: -1, by: alice) }
         #expect(throws: TextError.self) { try text.delete(2..<5, by: alice) }
         #expect(throws: TextError.emptyRun) { try text.insert("", at: 0, by: alice) }
-        #expect(try text.delete(1..<1, by: alice) == nil)
+        #expect(try text.delete(1..<1, by: alice).isEmpty)
         #expect(text.text == "abc")
     }
 
@@ -115,7 +115,7 @@ let carol = Agent.test(3)
         var bobs = TextSequence()
         try bobs.apply(start)
         let a = try alices.insert("ONE ", at: 0, by: alice)
-        let b = try bobs.delete(4..<8, by: bob)
+        let b = try bobs.delete(4..<8, by: bob).first
         let c = try bobs.insert("!", at: 9, by: bob)
         try alices.apply(try #require(b))
         try alices.apply(c)
@@ -129,7 +129,7 @@ let carol = Agent.test(3)
         let start = try alices.insert("abcdef", at: 0, by: alice)
         var bobs = TextSequence()
         try bobs.apply(start)
-        let deletion = try #require(try alices.delete(1..<5, by: alice))
+        let deletion = try #require(try alices.delete(1..<5, by: alice).first)
         let insertion = try bobs.insert("XY", at: 3, by: bob)
         try alices.apply(insertion)
         try bobs.apply(deletion)
@@ -142,7 +142,7 @@ let carol = Agent.test(3)
         var source = TextSequence()
         let first = try source.insert("abc", at: 0, by: alice)
         let second = try source.insert("X", at: 2, by: bob)
-        let third = try #require(try source.delete(0..<1, by: alice))
+        let third = try #require(try source.delete(0..<1, by: alice).first)
         var replica = TextSequence()
         #expect(try replica.apply(third) == .pending)
         #expect(try replica.apply(second) == .pending)
@@ -255,7 +255,7 @@ let carol = Agent.test(3)
             operations.append(try text.insert(String(scalar), at: index, by: alice))
         }
         for position in stride(from: 4, through: 2, by: -1) {
-            operations.append(try #require(try text.delete(position..<(position + 1), by: alice)))
+            operations += try text.delete(position..<(position + 1), by: alice)
         }
         let folded = TextOperation.coalesced(operations)
         #expect(folded.count == 2)
