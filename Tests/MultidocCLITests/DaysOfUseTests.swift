@@ -64,14 +64,14 @@ extension Tag {
 
 /// The kinds of step a day is made of.
 enum StepKind: String, CaseIterable, Comparable {
-    case new, append = "edit --append", insertText = "edit --text", insertEditor = "edit ($EDITOR)", rename, rm, restore, convert, sync
+    case new, append = "edit --append", insertText = "edit --text", insertAt = "edit --insert", insertEditor = "edit ($EDITOR)", rename, rm, restore, convert, sync
     case partition, reconnect, daemonStart = "daemon start", daemonStop = "daemon SIGTERM", daemonKill = "daemon SIGKILL"
     case skew = "clock skew", unskew = "clock back", damage
 
     static func < (a: Self, b: Self) -> Bool { (allCases.firstIndex(of: a) ?? 0) < (allCases.firstIndex(of: b) ?? 0) }
 
     /// A command that may be killed part way.
-    var killable: Bool { [.new, .append, .insertText, .insertEditor, .rename, .rm, .restore, .convert, .sync].contains(self) }
+    var killable: Bool { [.new, .append, .insertText, .insertAt, .insertEditor, .rename, .rm, .restore, .convert, .sync].contains(self) }
 }
 
 /// How many steps of each kind were played, and how many of them were killed part way.
@@ -262,7 +262,7 @@ final class Day {
     var anyDaemon: Bool { devices.contains { $0.daemon != nil } }
 
     func pickKind() -> StepKind {
-        var weights: [(StepKind, Int)] = [(.new, 6), (.append, 14), (.insertText, anyDaemon ? 0 : 7), (.insertEditor, 7), (.rename, 5), (.rm, 3),
+        var weights: [(StepKind, Int)] = [(.new, 6), (.append, 14), (.insertText, anyDaemon ? 0 : 5), (.insertAt, anyDaemon ? 0 : 5), (.insertEditor, 6), (.rename, 5), (.rm, 3),
                                           (.convert, 4), (.sync, 4), (.damage, 3)]
         if documents.values.contains(where: { !$0.removedBy.isEmpty }) { weights.append((.restore, 4)) }
         let partitioned = devices.filter { $0.partition != nil }.count
@@ -301,7 +301,7 @@ final class Day {
                 name = "Doc\(names)"
             }
             wasKilled = try await create(on: device, name: name, kill: kill)
-        case .append, .insertText, .insertEditor:
+        case .append, .insertText, .insertAt, .insertEditor:
             guard let document = liveDocuments.randomElement(using: &random) else { return }
             wasKilled = try await edit(kind, document, on: device, kill: kill)
         case .rename:
@@ -416,7 +416,8 @@ final class Day {
         let marker = " <\(device.name)\(device.markers)>"
         let run: Run
         switch kind {
-        case .insertText:
+        case .insertText, .insertAt:
+            // Only while no daemon runs: nothing changes the text between `show` and `edit`.
             let show = try await multidoc(device, ["show", document.uuid, "--json"])
             guard show.ok, let text = (show.json() as? [String: Any])?["text"] as? String else {
                 log("\(device.name): show \(document.uuid.prefix(8)) (for edit --text) → \(show.ending)")
@@ -429,9 +430,15 @@ final class Day {
                 search = found.upperBound
             }
             let place = places.randomElement(using: &random) ?? text.endIndex
-            var edited = text
-            edited.insert(contentsOf: marker, at: place)
-            run = try await multidoc(device, ["edit", document.uuid, "--text", edited], kill: kill)
+            if kind == .insertAt {
+                // Positions count Unicode scalars.
+                let position = text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: place)
+                run = try await multidoc(device, ["edit", document.uuid, "--insert", String(position), marker], kill: kill)
+            } else {
+                var edited = text
+                edited.insert(contentsOf: marker, at: place)
+                run = try await multidoc(device, ["edit", document.uuid, "--text", edited], kill: kill)
+            }
         case .insertEditor:
             let slot = Int.random(in: 0..<1000, using: &random)
             run = try await multidoc(device, ["edit", document.uuid], kill: kill,
