@@ -3,7 +3,7 @@
 # processes on 3-5 devices, then heals and checks every device agrees. Build first
 # (`swift build --build-tests`); this only runs the already built tests.
 #
-#   Tools/soak-days.sh                   # the default run: 3 random days of 90 steps
+#   Tools/soak-days.sh                   # the default run: 3 random days of 110 steps
 #   Tools/soak-days.sh --days 50         # a soak: 50 random days
 #   Tools/soak-days.sh --seed 1234       # replay one day (its seed is printed by every run)
 #   Tools/soak-days.sh --steps 300       # longer days

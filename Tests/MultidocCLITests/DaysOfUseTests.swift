@@ -31,7 +31,7 @@ extension Tag {
     }
 
     @Test func daysOfUse() async throws {
-        let steps = Self.environment["MULTIDOC_DAYS_STEPS"].flatMap { Int($0) } ?? 90
+        let steps = Self.environment["MULTIDOC_DAYS_STEPS"].flatMap { Int($0) } ?? 110
         var totals = StepCounts()
         let started = ContinuousClock.now
         for seed in Self.seeds() {
@@ -42,6 +42,7 @@ extension Tag {
             try await day.play()
             totals.merge(day.counts)
             print("DaysOfUse: seed \(seed): \(day.summary)")
+            print("DaysOfUse: seed \(seed): commands that exited non-zero (allowed, documented codes): \(day.refusalDigest)")
             if !day.failures.isEmpty {
                 print("DaysOfUse: seed \(seed) FAILED; steps taken (replay with MULTIDOC_DAYS_SEED=\(seed)):\n" + day.steps.joined(separator: "\n"))
                 for failure in day.failures {
@@ -166,6 +167,19 @@ final class Day {
             + "\(documents.count) documents known, \(acknowledged) acknowledged edits (\(markers.count - acknowledged) not), "
             + "\(damaged.count) files damaged, \(toleratedMissing) edits missing where a damaged log allowed it, heal rounds \(healRounds), \(adoptions) adopted, \(sigtermsBeforeUp) daemons ended by a SIGTERM before they were up; "
             + "steps: \(counts); refusals: [\(refused)]"
+    }
+
+    /// Each distinct refusal once, its UUIDs and paths cut, with how often.
+    var refusalDigest: String {
+        var seen: [String: Int] = [:]
+        for (verb, lines) in refusals {
+            for line in lines {
+                let short = line.replacingOccurrences(of: #"[0-9a-f]{8}-[0-9a-f-]{27}"#, with: "<uuid>", options: .regularExpression)
+                    .replacingOccurrences(of: #"/tmp/[^ ':]*"#, with: "<path>", options: .regularExpression)
+                seen["\(verb) \(short.prefix(140))", default: 0] += 1
+            }
+        }
+        return seen.keys.sorted().map { "\n  \(seen[$0] ?? 0)× \($0)" }.joined()
     }
 
     func fail(_ message: String, knownIssue: String? = nil) {
