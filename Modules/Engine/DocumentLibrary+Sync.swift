@@ -787,7 +787,12 @@ extension DocumentLibrary {
         let outcome: (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>, passedOver: [QuarantinedFile])
         do {
             outcome = try container.checkIdentity(
-                remembered: device.containerID, canSeed: { !self.allRecords().contains { $0.location == .cloud } },
+                // Only a device that never synced through a container seeds one: a folder that
+                // is empty where this device's container was is an unmounted drive or a replica
+                // not filled yet, whatever this device shares (`container adopt` starts anew).
+                remembered: device.containerID, canSeed: { [remembered = device.containerID] in
+                    remembered == nil && !self.allRecords().contains { $0.location == .cloud }
+                },
                 device: identity.id, now: configuration.now(),
                 newID: configuration.newUUID())
         } catch {
