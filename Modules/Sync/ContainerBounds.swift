@@ -109,7 +109,7 @@ extension Baseline {
 /// reader applied, or the device's own word — its registry entry, or a baseline it wrote (a
 /// local document moved to the cloud has a baseline and none of the logs it covers; a baseline
 /// also holds the saves still in its writer's outbox). About the reader's own logs it believes
-/// only what it wrote.
+/// only what it wrote (its own baselines only when it holds nothing else of the document).
 ///
 /// A file that claims more is reported and not used: a baseline of nothing claiming a thousand
 /// logs of a device that wrote two would otherwise stand for the whole document on every
@@ -175,6 +175,11 @@ final class ClaimEvidence {
         } else {
             wrote = logs[reader]?.last ?? 0
         }
+        // A reader that holds nothing of its own here (a document it made and then let go of,
+        // found again; a local document moved to the cloud, whose baseline covers no logs) has
+        // only its own baselines to go by. One that holds its saves believes no baseline of
+        // more than it wrote, even under its own name.
+        if wrote == 0, registry(reader) == 0 { return ownWord[reader] ?? 0 }
         return max(wrote, registry(reader))
     }
 

@@ -195,7 +195,7 @@ import TestSupport
     @Test(arguments: [
         (["--insert", "99", "x"], Int32(64), "the text has"),
         (["--delete", "3", "99"], Int32(64), "the text has"),
-        (["--insert", "-1", "x"], Int32(64), "--insert takes a position"),
+        (["--insert", "-1", "x"], Int32(64), "--insert"),
         (["--insert", "2"], Int32(64), "--insert takes a position"),
         (["--delete", "a", "1"], Int32(64), "--delete takes a position and a length"),
         (["--append", "x", "--insert", "1", "y"], Int32(64), "use one of"),
