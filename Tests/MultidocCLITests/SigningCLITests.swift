@@ -5,7 +5,7 @@ import TestSupport
 /// A signed and an encrypted container as users run them: `container upgrade --sign`,
 /// `device list`, `device admit`, `device remove`, `container upgrade --encrypt`,
 /// `container unlock`, on both backends.
-@Suite(.serialized) struct SigningCLITests: TwoDevices {
+@Suite(.serialized, .offThePool) struct SigningCLITests: TwoDevices {
     let folder: TemporaryDirectory
 
     init() throws { folder = try Self.makeFolder("cli-sign") }
