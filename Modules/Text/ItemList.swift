@@ -102,7 +102,8 @@ struct ItemList {
 
     mutating func recordInsertion(at position: Int, _ scalars: some Collection<Unicode.Scalar>) {
         guard recorded != nil else { return }
-        recorded?.append(TextChange(position: position, removed: [], inserted: Array(scalars)))
+        let change = TextChange(position: position, removed: [], inserted: Array(scalars))
+        recorded?.append(change)
     }
 
     // MARK: - Ids
@@ -253,7 +254,8 @@ struct ItemList {
         let length = leaves[leaf].items[cursor.index].visibleLength
         if recorded != nil, length > 0 {
             let item = leaves[leaf].items[cursor.index]
-            recorded?.append(TextChange(position: visiblePosition(of: cursor), removed: Array(content[item.slot..<(item.slot + length)]), inserted: []))
+            let change = TextChange(position: visiblePosition(of: cursor), removed: Array(content[item.slot..<(item.slot + length)]), inserted: [])
+            recorded?.append(change)
         }
         leaves[leaf].items[cursor.index].deleted = true
         leaves[leaf].visible -= length

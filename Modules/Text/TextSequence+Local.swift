@@ -63,7 +63,7 @@ extension TextSequence {
               item.slot + Int(item.length) == list.content.count, item.originRight == originRight,
               Int(item.length) + scalars.count <= TextOperation.maximumRunLength
         else { return false }
-        list.recordInsertion(at: list.visiblePosition(of: cursor), scalars)
+        if list.recorded != nil { list.recordInsertion(at: list.visiblePosition(of: cursor), scalars) }
         list.leaves[leaf].items[index].length += UInt32(scalars.count)
         list.leaves[leaf].visible += scalars.count
         list.visibleCount += scalars.count
