@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(name: "multidoc-storage-bench", dependencies: ["Storage", "Model", grdb], path: "Tools/StorageBench"),
         .executableTarget(
             name: "multidoc-bench",
-            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", argumentParser, logging],
+            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "FileIO", argumentParser, logging],
             path: "Tools/Bench"),
         .executableTarget(name: "multidoc-text-bench", dependencies: ["Text"], path: "Tools/TextBench"),
         .executableTarget(name: "multidoc-trace", dependencies: ["Engine", "Text", argumentParser], path: "Tools/Trace"),

@@ -73,11 +73,26 @@ public struct Replicator: Sendable {
         document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
         to store: any DocumentStore, ship: Bool, durable: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
+        try commit(document: document, device: device, format: format, keys: keys, now: now, to: store, ship: ship, durable: durable) { graph in
+            (try makeChanges(graph), [])
+        }
+    }
+
+    /// ``commit(document:device:format:keys:now:to:ship:durable:_:)`` of changes and edits of
+    /// texts at known places (``TextEdit``): each edit becomes operations made from its
+    /// position, with no look at the whole text.
+    /// - Throws: `TextError.positionOutOfRange` for an edit past the end of its text (nothing
+    ///   is committed).
+    public static func commit(
+        document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
+        to store: any DocumentStore, ship: Bool, durable: Bool = true, editing makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
+    ) throws -> LocalCommit {
         let committedAt = now()
         let wall = ContainerBounds.clampedWall(committedAt)
         return try store.write(durable: durable) { contents in
-            try stage(
-                try makeChanges(contents.graph), document: document, device: device, format: format, keys: keys, wall: wall,
+            let (changes, edits) = try makeSave(contents.graph)
+            return try stage(
+                changes, edits: edits, document: document, device: device, format: format, keys: keys, wall: wall,
                 committedAt: committedAt, ship: ship, in: &contents)
         }
     }
@@ -94,18 +109,28 @@ public struct Replicator: Sendable {
     /// value it writes in the graph, it throws ``SyncError/Kind/saveRefused`` and nothing is
     /// committed, rather than report saved a save that changed nothing.
     public static func stage(
-        _ changes: [Change], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
-        committedAt: Date, ship: Bool, in contents: inout StoreContents
+        _ changes: [Change], edits: [TextEdit] = [], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil,
+        wall: UInt64, committedAt: Date, ship: Bool, in contents: inout StoreContents
     ) throws -> LocalCommit {
+        var changes = changes
+        // An edit of a text that has no sequence and will get none (format 1): its new value.
+        let byValue = format.version < 2 ? edits.filter { contents.sync.texts[$0.object]?[$0.attribute] == nil } : []
+        for edit in byValue {
+            guard let record = contents.graph.objects[edit.object] else { continue }
+            let text = try edit.applied(to: record.attributes[edit.attribute]?.stringValue ?? "")
+            changes.append(.update(edit.object, attributes: [edit.attribute: .string(text)]))
+        }
+        let edits = byValue.isEmpty ? edits : edits.filter { edit in !byValue.contains { $0.object == edit.object && $0.attribute == edit.attribute } }
         let written = TransactionLog.logged(changes, in: contents.graph)
         var logged = written
-        let format = Self.format(format, writing: logged, in: contents)
+        let format = edits.isEmpty ? Self.format(format, writing: logged, in: contents) : LogFormat(version: max(2, format.version), container: format.container)
         if format.version >= 2 {
             var salt = FNV1a()
             salt.mix(uuid: device.id.uuid)
             salt.mix((contents.sync.applied[device.id] ?? 0) &+ 1)
             salt.mix(wall)
             logged = try textOperations(logged, by: Agent(device.id), salt: salt, in: contents)
+            logged = try textOperations(edits, adding: logged, by: Agent(device.id), salt: salt, in: contents)
         }
         let commit = try stage(
             logged: logged, document: document, device: device, format: format, keys: keys, wall: wall, committedAt: committedAt, ship: ship,
@@ -252,6 +277,15 @@ public struct Replicator: Sendable {
     /// (Docs/CONTAINER-FORMAT.md). `salt` mixes the device, the save and its time; the new
     /// text is mixed in here.
     static func textOperations(_ changes: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: StoreContents) throws -> [LoggedChange] {
+        // A text written once in the save (the usual case) is diffed against the store's own
+        // state, which is not copied; one written twice goes through a working copy.
+        var writes: [TextJournal.Key: Int] = [:]
+        for change in changes where change.op != .delete {
+            guard let entity = change.entity else { continue }
+            for name in (change.attributes ?? [:]).keys where Merge.strategy(entity: entity, attribute: name) == .text {
+                writes[TextJournal.Key(object: change.id, attribute: name), default: 0] += 1
+            }
+        }
         var working: [ObjectID: [String: TextSequence]] = [:]
         return try changes.map { change in
             guard change.op != .delete, let entity = change.entity, let attributes = change.attributes else {
@@ -261,19 +295,69 @@ public struct Replicator: Sendable {
             var result = change
             for (name, value) in attributes where Merge.strategy(entity: entity, attribute: name) == .text {
                 guard let text = value.stringValue else { continue }
-                var sequence = working[change.id]?[name] ?? contents.sync.texts[change.id]?[name]
-                    ?? Merge.seeded(from: contents.graph.objects[change.id]?.attributes[name])
                 var hash = salt
                 for byte in text.utf8 { hash.mix(byte: byte) }
-                let next = sequence.nextCounter(for: agent)
-                if next < UInt64.max >> 1 { sequence.skipCounters(for: agent, to: next + (hash.value & 0xFFFF_FFFF)) }
-                let operations = try sequence.edits(to: text, by: agent)
-                working[change.id, default: [:]][name] = sequence
+                let operations: [TextOperation]
+                if writes[TextJournal.Key(object: change.id, attribute: name)] == 1 {
+                    let seeded = contents.sync.texts[change.id]?[name] == nil ? Merge.seeded(from: contents.graph.objects[change.id]?.attributes[name]) : nil
+                    operations = try Self.operations(to: text, in: seeded ?? contents.sync.texts[change.id]?[name] ?? TextSequence(), by: agent, hash: hash)
+                } else {
+                    var sequence = working[change.id]?[name] ?? contents.sync.texts[change.id]?[name]
+                        ?? Merge.seeded(from: contents.graph.objects[change.id]?.attributes[name])
+                    let next = sequence.nextCounter(for: agent)
+                    if next < UInt64.max >> 1 { sequence.skipCounters(for: agent, to: next + (hash.value & 0xFFFF_FFFF)) }
+                    operations = try sequence.edits(to: text, by: agent)
+                    working[change.id, default: [:]][name] = sequence
+                }
                 result.attributes?[name] = nil
                 if !operations.isEmpty { result.texts = (result.texts ?? [:]).merging([name: operations]) { $0 + $1 } }
             }
             return result
         }
+    }
+
+    /// Where a save's new ids start in `sequence`: a hash-chosen distance past the agent's last.
+    static func firstCounter(in sequence: TextSequence, by agent: Agent, hash: FNV1a) -> UInt64 {
+        let next = sequence.nextCounter(for: agent)
+        return next < UInt64.max >> 1 ? next + (hash.value & 0xFFFF_FFFF) : next
+    }
+
+    /// The operations that make `sequence`'s text `text` (one diff), without changing it.
+    static func operations(to text: String, in sequence: TextSequence, by agent: Agent, hash: FNV1a) throws(TextError) -> [TextOperation] {
+        try sequence.operations(to: text, by: agent, from: firstCounter(in: sequence, by: agent, hash: hash))
+    }
+
+    /// `logged` with the operations of `edits` added to the changes of their objects: each made
+    /// from its position in the text as the store holds it. Several edits of one text in a save
+    /// apply one after the other, on a working copy.
+    static func textOperations(_ edits: [TextEdit], adding logged: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: StoreContents) throws -> [LoggedChange] {
+        guard !edits.isEmpty else { return logged }
+        var logged = logged
+        var working: [TextJournal.Key: TextSequence] = [:]
+        for (index, edit) in edits.enumerated() {
+            guard let record = contents.graph.objects[edit.object] else { continue }
+            let key = TextJournal.Key(object: edit.object, attribute: edit.attribute)
+            let again = edits[(index + 1)...].contains { $0.object == edit.object && $0.attribute == edit.attribute } || working[key] != nil
+            let stored = working[key] ?? contents.sync.texts[edit.object]?[edit.attribute] ?? Merge.seeded(from: record.attributes[edit.attribute])
+            let (range, scalars) = try edit.resolved(count: stored.count)
+            var hash = salt
+            hash.mix(UInt64(range.lowerBound))
+            for scalar in scalars { hash.mix(UInt64(scalar.value)) }
+            let operations = try stored.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: stored, by: agent, hash: hash))
+            guard !operations.isEmpty else { continue }
+            if again {
+                var copy = stored
+                for operation in operations { try copy.apply(operation) }
+                working[key] = copy
+            }
+            if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
+                logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
+                if logged[at].entity == nil { logged[at].entity = record.entity }
+            } else {
+                logged.append(LoggedChange(op: .update, id: edit.object, entity: record.entity, texts: [edit.attribute: operations]))
+            }
+        }
+        return logged
     }
 
     /// Writes the store's outbox into the container and clears it. Returns the files written.
