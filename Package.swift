@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "SettingsTests", dependencies: ["Settings"], path: "Tests/SettingsTests"),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Storage", "Model", "FileIO", "TestSupport", grdb],
+            dependencies: ["Storage", "Model", "FileIO", "Text", "TestSupport", grdb],
             path: "Tests/StorageTests",
             resources: [.copy("Fixtures")]
         ),
