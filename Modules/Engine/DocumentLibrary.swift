@@ -770,7 +770,7 @@ public actor DocumentLibrary {
         if record.location == .cloud, replicator != nil {
             let replicator = try usableCloud()
             do {
-                try replicator.delete(id)
+                try deleteFromContainer(id, replicator)
             } catch {
                 throw EngineError.containerUnavailable("cannot delete \(record.name) from the container: \(error)")
             }
@@ -927,7 +927,7 @@ public actor DocumentLibrary {
             let contents = try document.read()
             await handler.close(id)
             do {
-                try replicator.delete(id)
+                try deleteFromContainer(id, replicator)
             } catch {
                 throw EngineError.containerUnavailable("cannot remove \(record.name) from the container: \(error)")
             }
