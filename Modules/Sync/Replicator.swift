@@ -638,9 +638,10 @@ public struct Replicator: Sendable {
         var plan = makePlan(document, listing, applied: contents.sync.applied, report: &report)
         // A peer's baseline not read here yet may hold logs that are in no log file any more (a
         // lost log its writer supplied again: ``lostLogs(_:listing:covered:contents:)``); its
-        // name alone cannot tell, so each is read once.
-        let peerBaselines = listing.baselineNames.filter { !$0.hasPrefix("\(device.id)-") }.sorted().joined(separator: "\n")
-        if contents.sync.values[Self.baselinesReadKey, default: ""] != peerBaselines { plan.needsBaseline = true }
+        // name alone cannot tell, so each is read until it is found trusted (one not trusted
+        // is reported, and read again, on every import, as before).
+        let read = Set(contents.sync.values[Self.baselinesReadKey, default: ""].split(separator: "\n").map(String.init))
+        if listing.baselineNames.contains(where: { !$0.hasPrefix("\(device.id)-") && !read.contains($0) }) { plan.needsBaseline = true }
 
         if plan.needsBaseline {
             // Every baseline is checked (widest first): the widest trusted one is also what a
@@ -675,8 +676,11 @@ public struct Replicator: Sendable {
                 contents = try store.read()
                 plan = makePlan(document, listing, applied: contents.sync.applied, report: &report)
             }
-            if contents.sync.values[Self.baselinesReadKey, default: ""] != peerBaselines {
-                try store.write(durable: false) { $0.sync.values[Self.baselinesReadKey] = peerBaselines.isEmpty ? nil : peerBaselines }
+            // Bookkeeping only, in no transaction of its own unless it changed.
+            let trustedNames = trusted.map(\.url.lastPathComponent).filter { !$0.hasPrefix("\(device.id)-") }
+            if Set(trustedNames) != read {
+                let value = trustedNames.sorted().joined(separator: "\n")
+                try store.write(durable: false) { $0.sync.values[Self.baselinesReadKey] = value.isEmpty ? nil : value }
             }
         }
 
@@ -835,8 +839,8 @@ public struct Replicator: Sendable {
         return nil
     }
 
-    /// The store value naming the peers' baselines the last import that needed baselines saw
-    /// (one name a line): a name not among them is read once.
+    /// The store value naming the peers' baselines the last import that read baselines
+    /// trusted (one name a line): a name not among them makes the next import read them.
     static let baselinesReadKey = "sync.baselines-read"
 
     private struct Plan {
