@@ -805,7 +805,7 @@ public actor DocumentLibrary {
         if record.location == .cloud, replicator != nil {
             let replicator = try usableCloud()
             do {
-                try replicator.delete(id)
+                try deleteFromContainer(id, replicator)
             } catch {
                 throw EngineError.containerUnavailable("cannot delete \(record.name) from the container: \(error)")
             }
@@ -962,7 +962,7 @@ public actor DocumentLibrary {
             let contents = try document.read()
             await handler.close(id)
             do {
-                try replicator.delete(id)
+                try deleteFromContainer(id, replicator)
             } catch {
                 throw EngineError.containerUnavailable("cannot remove \(record.name) from the container: \(error)")
             }
