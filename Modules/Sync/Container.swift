@@ -78,6 +78,11 @@ public struct Container: Sendable {
     public func infoURL(_ id: DocumentID, device: DeviceID) -> URL {
         Self.infoURL(inDocumentFolder: documentDirectory(id), device: device)
     }
+    /// Whether any device's info file of the document is in its folder (it is published).
+    func hasInfoFile(_ id: DocumentID) -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: documentDirectory(id).path)) ?? []
+        return names.contains { $0.hasPrefix("info-") && $0.hasSuffix(".json") }
+    }
     public func logsDirectory(_ id: DocumentID, device: DeviceID) -> URL {
         Self.logsDirectory(inDocumentFolder: documentDirectory(id), device: device)
     }

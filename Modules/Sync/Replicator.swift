@@ -1125,6 +1125,10 @@ public struct Replicator: Sendable {
         held.formUnion(contents.sync.outbox.keys.filter { $0 > covered && $0 <= applied })
         guard UInt64(held.count) < applied - covered else { return [] }
         guard Container.isFolder(container.documentDirectory(document)), !container.isDeleted(document) else { return [] }
+        // Only a document still published: a folder without any info file is a deleted one's,
+        // brought back by a racing peer's log before its tombstone arrived here, and a
+        // baseline written there would outlive the tombstone's clean-up.
+        guard container.hasInfoFile(document) else { return [] }
         // The store's own count of its saves: as many as it made, never a number from outside.
         return (covered + 1...applied).filter { !held.contains($0) }
     }
