@@ -23,8 +23,8 @@ import TestSupport
             bytes[bit / 8] ^= UInt8(1) << UInt8(bit % 8)
             try bytes.write(to: url)
             do {
-                let value = try read()
-                #expect(value == original, "bit \(bit) (byte \(bit / 8)) flipped: the file decodes to other content")
+                let same = try read() == original
+                #expect(same, "bit \(bit) (byte \(bit / 8)) flipped: the file decodes to other content")
             } catch {
                 refused += 1
             }
