@@ -81,9 +81,12 @@ import TestSupport
         try a.edit(doc, text: "kept, then damaged")
         let container = Container(root: harness.container)
         let url = container.logURL(doc, device: a.identity.id, sequence: 2)
+        let dumped = try JSONSerialization.jsonObject(with: try Container.dump(fileAt: url)) as? [String: Any]
+        #expect(dumped?["checksum"] as? String == "matches")
         var bytes = try Data(contentsOf: url)
         bytes[bytes.count - 12] ^= 0x04
         try bytes.write(to: url)
+        #expect { try Container.dump(fileAt: url) } throws: { "\($0)".contains("damaged: checksum mismatch") }
         let report = try b.importPending(doc)
         #expect(report.quarantined.contains { $0.url.lastPathComponent == url.lastPathComponent && $0.reason.contains("damaged: checksum mismatch") },
                 "\(report.quarantined)")
