@@ -622,6 +622,9 @@ struct ContainerCommand: AsyncParsableCommand {
                 let (setup, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })
                 _ = try ContainerCommand.container(setup)
                 let report = try await library.closing { try await syncPass($0, json: options.json) }
+                // Nothing adopted (a container this device has seen signed, emptied of its
+                // identity, is not seeded over): the command fails with why.
+                if let error = report.containerError { throw error }
                 if options.json {
                     try printJSON(["cloudAvailable": "\(report.cloudAvailable)", "problems": report.problems.map(\.description).joined(separator: "\n")])
                     return

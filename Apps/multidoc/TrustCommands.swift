@@ -24,7 +24,8 @@ struct DeviceList: AsyncParsableCommand {
             print(list.signed ? "container: signed\(list.encrypted ? " and encrypted" : ""), root \(list.root ?? "?")"
                 : "container: not signed (anyone who can write into it is trusted; 'multidoc container upgrade --sign' signs it)")
             for entry in list.devices {
-                print("  \(entry.fingerprint ?? "(no key)")  \(entry.name)  \(entry.device.prefix(8))  \(entry.state)")
+                print("  \(entry.fingerprint ?? "(no key)")  \(entry.name)  \(entry.device.prefix(8))  \(entry.state)"
+                      + (entry.warning.map { "  (careful: \($0))" } ?? ""))
             }
             for problem in list.problems { print("  not trusted: \(problem)") }
             if list.devices.contains(where: { $0.state == "asks to join" }) {
@@ -43,7 +44,7 @@ struct DeviceAdmit: AsyncParsableCommand {
             What the new device saved while it waited is accepted from then on.
             """)
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "Fingerprints (or their first digits, at least 4) of the devices to admit.") var fingerprints: [String]
+    @Argument(help: "Fingerprints of the devices to admit, whole (16 hex digits, as `multidoc device list` shows them).") var fingerprints: [String]
 
     func validate() throws {
         guard !fingerprints.isEmpty else { throw ValidationError("give the fingerprint of the device to admit ('multidoc device list' shows the ones asking)") }

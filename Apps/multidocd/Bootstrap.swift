@@ -14,8 +14,15 @@ struct Daemon: Sendable {
     let lock: DaemonLock
 
     /// Runs until SIGTERM/SIGINT or, with `--exit-when-pings-done`, until the pings are sent.
-    func run() async throws {
+    /// `stopSignals` traps them from the daemon's first moment: one that came while it was
+    /// still starting shuts it down as gracefully as a later one (exit 0).
+    func run(stoppingOn stopSignals: UnixSignalsSequence) async throws {
         defer { lock.release() }
+        let group = self.group
+        let forward = Task {
+            for await _ in stopSignals { await group.triggerGracefulShutdown() }
+        }
+        defer { forward.cancel() }
         try await group.run()
     }
 }
@@ -63,7 +70,6 @@ func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
             .init(service: reload, serviceName: "reload"),
             .init(service: sync, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "sync"),
         ],
-        gracefulShutdownSignals: [.sigterm, .sigint],
         logger: logger)
     configuration.maximumGracefulShutdownDuration = .seconds(30)
     return Daemon(group: ServiceGroup(configuration: configuration), lock: lock)

@@ -5,6 +5,7 @@ import Engine
 import Foundation
 import Logging
 import Settings
+import UnixSignals
 
 /// `multidocd`: keeps one device root in step with the shared container until stopped.
 @main
@@ -89,6 +90,9 @@ struct Multidocd: AsyncParsableCommand {
     }
 
     mutating func run() async throws {
+        // Trapped before anything else: SIGTERM or SIGINT while the daemon starts stops it
+        // gracefully once it can, instead of killing it half-started.
+        let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let options: DaemonOptions
         do {
             options = try DaemonOptions(parsing: self, environment: ProcessInfo.processInfo.environment)
@@ -109,7 +113,7 @@ struct Multidocd: AsyncParsableCommand {
         }
         do {
             let daemon = try await bootstrap(options)
-            try await daemon.run()
+            try await daemon.run(stoppingOn: stopSignals)
         } catch {
             throw fail(error)
         }

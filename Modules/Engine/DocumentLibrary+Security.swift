@@ -17,6 +17,9 @@ public struct DeviceList: Sendable, Encodable {
         /// `admitted`, `asks to join`, `removed`, `registered` (an unsigned container), or `this device`.
         public var state: String
         public var isThisDevice: Bool
+        /// Why this entry needs a closer look before admitting it (a device asking to join
+        /// under the name of an admitted device or of another request); nil when nothing does.
+        public var warning: String?
     }
 
     public var signed: Bool
@@ -50,8 +53,9 @@ extension DocumentLibrary {
         _ container: Container, current: UUID, loaded earlier: (root: SigningRoot?, problems: [QuarantinedFile])?, report: inout SyncReport
     ) throws {
         var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
-        let remembered = device.signingRoot?.container == current ? device.signingRoot : nil
-        let loaded = earlier ?? container.loadTrust(container: current, remembered: remembered)
+        // The root remembered for another container still counts: a container its root reset
+        // is signed by the same key.
+        let loaded = earlier ?? container.loadTrust(container: current, remembered: device.signingRoot)
         for problem in loaded.problems { quarantine(problem, in: &report) }
         guard let signingRoot = loaded.root else { return }
         if device.signingRoot != signingRoot {
@@ -98,11 +102,11 @@ extension DocumentLibrary {
         let own = try? keys.signingKey()
         var entries: [DeviceList.Entry] = []
         var seen: Set<DeviceID> = []
-        func add(_ device: DeviceID, _ name: String, _ key: Data?, _ state: String) {
+        func add(_ device: DeviceID, _ name: String, _ key: Data?, _ state: String, warning: String? = nil) {
             guard seen.insert(device).inserted else { return }
             entries.append(DeviceList.Entry(
                 device: device.description, name: name, fingerprint: key.map { KeyFingerprint(publicKey: $0).description },
-                state: device == identity.id ? "this device, \(state)" : state, isThisDevice: device == identity.id))
+                state: device == identity.id ? "this device, \(state)" : state, isThisDevice: device == identity.id, warning: warning))
         }
         let records = Dictionary(container.deviceRecords().map { ($0.device, $0) }, uniquingKeysWith: { first, _ in first })
         let names = records.mapValues(\.name).merging(summary.requests.map { ($0.device, $0.name) }, uniquingKeysWith: { first, _ in first })
@@ -111,7 +115,17 @@ extension DocumentLibrary {
                 add(admitted.device, names[admitted.device] ?? (admitted.device == identity.id ? identity.name : "?"), admitted.key,
                     admitted.device == policy.root?.device ? "admitted (root)" : "admitted")
             }
-            for request in summary.requests.sorted(by: { $0.name < $1.name }) { add(request.device, request.name, request.key, "asks to join") }
+            let admittedNames = Set(policy.admitted.keys.compactMap { names[$0] ?? ($0 == identity.id ? identity.name : nil) }.map(Self.nameKey))
+            let requestNames = Dictionary(grouping: summary.requests, by: { Self.nameKey($0.name) })
+            for request in summary.requests.sorted(by: { $0.name < $1.name }) {
+                let key = Self.nameKey(request.name)
+                let warning: String? = admittedNames.contains(key)
+                    ? "its name is an admitted device's: compare the fingerprint on the device itself before admitting it"
+                    : (requestNames[key]?.count ?? 0) > 1
+                    ? "another device asks to join under the same name: compare the fingerprint on the device itself before admitting it"
+                    : nil
+                add(request.device, request.name, request.key, "asks to join", warning: warning)
+            }
             if policy.admitted[identity.id] == nil { add(identity.id, identity.name, own.map { Data($0.publicKey) }, "not admitted") }
             for removal in policy.removed.values.sorted(by: { $0.device < $1.device }) {
                 add(removal.device, names[removal.device] ?? "?", removal.key, "removed")
@@ -126,17 +140,25 @@ extension DocumentLibrary {
             thisFingerprint: own?.fingerprint.description, devices: entries, problems: summary.problems.map(\.description))
     }
 
+    /// A name as two devices' names are compared: case and surrounding spaces ignored.
+    nonisolated static func nameKey(_ name: String) -> String { name.trimmingCharacters(in: .whitespaces).lowercased() }
+
     /// Admits the devices asking to join whose fingerprints are `fingerprints` (after the user
     /// compared them with what those devices show). Returns the names admitted.
-    /// - Throws: ``EngineError/trust(_:)`` when a fingerprint matches no request (or several),
-    ///   or this device may not admit.
+    /// - Throws: ``EngineError/trust(_:)`` when a fingerprint is shorter than
+    ///   ``Sync/KeyFingerprint/admissionDigits`` hex digits, matches no request (or several), or
+    ///   this device may not admit.
     public func admit(fingerprints: [String]) async throws -> [String] {
+        for text in fingerprints where KeyFingerprint.digits(text).count < KeyFingerprint.admissionDigits {
+            throw EngineError.trust(
+                "'\(text)' is \(KeyFingerprint.digits(text).count) hex digits; admission takes the whole fingerprint (\(KeyFingerprint.admissionDigits) hex digits, as `multidoc device list` shows it on the joining device): a key matching a few digits is quick to make")
+        }
         let replicator = try usableCloud()
         try await refreshTrust()
         let requests = replicator.container.joinRequests()
         var chosen: [JoinRequest] = []
         for text in fingerprints {
-            let matches = requests.filter { $0.fingerprint.matches(prefix: text) }
+            let matches = requests.filter { $0.fingerprint.matches(admission: text) }
             guard matches.count == 1, let request = matches.first else {
                 let known = requests.map { "\($0.name) \($0.fingerprint)" }.joined(separator: ", ")
                 throw EngineError.trust(matches.isEmpty
@@ -184,7 +206,7 @@ extension DocumentLibrary {
             }
             await closeIfThePassOpened(record.id)
         }
-        let admissions = UInt64(replicator.container.admissionCount(of: target.device))
+        let admissions = replicator.container.admissionCount(of: target.device, key: target.key)
         do {
             try replicator.container.writeAdmission(
                 admit: [], remove: [Removal(device: target.device, key: target.key, logs: logs, admissions: admissions)])

@@ -328,9 +328,11 @@ extension DocumentLibrary {
         @Sendable func one(_ record: LocalDocumentRecord, _ document: OpenDocument) -> Result<DocumentWork, any Error> {
             Result {
                 let before = try document.read()
-                let exported: Int
-                do { exported = try replicator.flush(record.id, in: document.store).count } catch { throw UnshippedSaves(cause: error) }
-                let imported = try replicator.importPending(record.id, into: document.store)
+                let flushed: (written: [URL], steppedOver: [QuarantinedFile])
+                do { flushed = try replicator.flushReporting(record.id, in: document.store) } catch { throw UnshippedSaves(cause: error) }
+                let exported = flushed.written.count
+                var imported = try replicator.importPending(record.id, into: document.store)
+                imported.quarantined += flushed.steppedOver
                 document.invalidate()
                 let contents = try document.read()
                 let copies = imported.conflictCopies
@@ -787,7 +789,12 @@ extension DocumentLibrary {
         let outcome: (check: IdentityCheck, inForce: Set<UUID>, replaced: Set<UUID>, passedOver: [QuarantinedFile])
         do {
             outcome = try container.checkIdentity(
-                remembered: device.containerID, canSeed: { !self.allRecords().contains { $0.location == .cloud } },
+                // Only a device that never synced through a container seeds one: a folder that
+                // is empty where this device's container was is an unmounted drive or a replica
+                // not filled yet, whatever this device shares (`container adopt` starts anew).
+                remembered: device.containerID, canSeed: { [remembered = device.containerID] in
+                    remembered == nil && !self.allRecords().contains { $0.location == .cloud }
+                },
                 device: identity.id, now: configuration.now(),
                 newID: configuration.newUUID())
         } catch {
@@ -852,6 +859,8 @@ extension DocumentLibrary {
                 device.containerID = adopted.identity.containerID
                 device.containerFormat = adopted.identity.format
                 try root.saveDevice(device)
+                // The adopted container's trust, before anything of it is read.
+                try checkTrust(container, current: adopted.identity.containerID, loaded: nil, report: &report)
                 return true
             case .stayLocal:
                 // Nothing is demoted: a mistyped --container or a replica that is briefly wrong

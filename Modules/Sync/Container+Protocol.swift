@@ -146,7 +146,9 @@ extension Container {
             // Two devices seeded an empty container at once; the smaller UUID wins for all.
             return (.agreed(current: current.containerID, remember: current.containerID, format: Self.format(of: current.containerID, in: identities)), inForce, replaced)
         }
-        if current == nil, canSeed() {
+        // A device that has seen the container signed seeds no unsigned one in its place: a new
+        // identity of a signed container is the root's to sign (``reset(device:now:newID:)``).
+        if current == nil, keys?.policy.root == nil, canSeed() {
             let seeded = try seedIdentity(device: device, now: now, newID: newID)
             return (.agreed(current: seeded.containerID, remember: seeded.containerID, format: seeded.format), inForce.union([seeded.containerID]), replaced)
         }
@@ -179,23 +181,50 @@ extension Container {
         let present = try names(in: documentsDirectory).compactMap { DocumentID($0) }
         let shared = Set(present.filter { !isLeftOver($0, inForce: [adoptedID]) })
         let adopted: ContainerIdentity
-        if let current { adopted = current } else { adopted = try seedIdentity(device: device, now: now, newID: adoptedID, replacing: [remembered]) }
+        if let current {
+            adopted = current
+        } else {
+            if let root = keys?.policy.root { throw Self.unsignedSeedRefused(remembered: remembered, root: root, at: self.root) }
+            adopted = try seedIdentity(device: device, now: now, newID: adoptedID, replacing: [remembered])
+        }
         return (adopted, shared)
+    }
+
+    /// Why a device that has seen container `root.container` signed does not seed a new,
+    /// unsigned identity in its place.
+    static func unsignedSeedRefused(remembered: UUID, root: SigningRoot, at url: URL) -> SyncError {
+        SyncError(
+            .identityChanged(remembered: remembered.uuidString.lowercased(), found: nil), path: url.path,
+            detail: "this device has seen container \(root.container.uuidString.lowercased()) signed (root fingerprint \(KeyFingerprint(publicKey: root.key))), and a new identity in its place must be signed by that root: it does not seed an unsigned one; nothing was changed. If the container was emptied on purpose, its root device runs `multidoc container reset --yes`; if it is not the folder you meant, point --container at the right one")
     }
 
     /// Empties the container and seeds a new identity naming the old ones as replaced, so that
     /// devices whose replica still holds an old identity file know it was reset.
-    /// - Throws: ``SyncError`` if the container is unavailable or the new identity cannot be written.
+    ///
+    /// A signed container is reset by its root only: the new identity is signed with the root's
+    /// key (devices that have seen the container signed take no other), and the new container
+    /// is signed by the same key, so they stay signed when they adopt it.
+    /// - Throws: ``SyncError`` if the container is unavailable, is signed and this device is
+    ///   not its root (nothing is changed then), or the new identity cannot be written.
     @discardableResult
     public func reset(device: DeviceID, now: Date, newID: UUID = UUID()) throws(SyncError) -> ContainerIdentity {
         try checkAvailable()
-        let old = ((try? identities()) ?? []).map(\.containerID)
+        let signedRoot = keys?.policy.root
+        if let signedRoot, signedRoot.device != device || keys?.device != device {
+            throw SyncError(
+                .notAdmitted, path: root.path,
+                detail: "the container is signed, and only its root (device \(signedRoot.device), fingerprint \(KeyFingerprint(publicKey: signedRoot.key))) resets it; nothing was changed")
+        }
+        var old = ((try? identities()) ?? []).map(\.containerID)
+        if let signedRoot, !old.contains(signedRoot.container) { old.append(signedRoot.container) }
         for url in [identityDirectory, devicesDirectory, documentsDirectory, tombstonesDirectory] {
             guard symlinkProblem(url) == nil else { continue }
             try? FileManager.default.removeItem(at: url)
             didChangeFile(url)
         }
-        return try seedIdentity(device: device, now: now, newID: newID, replacing: old)
+        let seeded = try seedIdentity(device: device, now: now, newID: newID, replacing: old)
+        if signedRoot != nil { _ = try sign(container: seeded.containerID, now: now) }
+        return seeded
     }
 
     // MARK: Deletes and discovery

@@ -60,8 +60,9 @@ extension Container {
     // MARK: Loading
 
     /// Reads the signing, admission and encryption records of container `id` and sets the
-    /// policy ``keys`` holds. `remembered`: the root this device trusted before (it wins over
-    /// whatever signing records the container holds now). Returns the root in force (nil: the
+    /// policy ``keys`` holds. `remembered`: the root this device trusted before (for `id`, it
+    /// wins over whatever signing records the container holds now; for the container `id`
+    /// replaced, a signing record of `id` with the same key wins over the others). Returns the root in force (nil: the
     /// container is unsigned) and the records not taken.
     @discardableResult
     public func loadTrust(container id: UUID, remembered: SigningRoot?) -> (root: SigningRoot?, problems: [QuarantinedFile]) {
@@ -84,7 +85,10 @@ extension Container {
             }
         }
         let earliest = candidates.min { ($0.at, KeyFingerprint(publicKey: $0.root.key)) < ($1.at, KeyFingerprint(publicKey: $1.root.key)) }
-        guard let root = remembered?.container == id ? remembered : earliest?.root else {
+        // A container that follows one this device remembers signed (its root reset it) is
+        // signed by the same key: that record wins over any other, earlier or not.
+        let sameKey = candidates.filter { $0.root.key == remembered?.key }.min { $0.at < $1.at }
+        guard let root = remembered?.container == id ? remembered : (sameKey ?? earliest)?.root else {
             keys?.setPolicy(ContainerPolicy())
             return (nil, problems)
         }
@@ -127,6 +131,25 @@ extension Container {
     /// (reported), rather than read on every pass.
     static let maximumAdmissionRecords = 4096
 
+    /// The highest number an admission record may carry: a device writes one per admission or
+    /// removal, so a name numbered beyond (planted, say) is refused rather than taken as the
+    /// place to count on from.
+    static let maximumAdmissionNumber: UInt64 = 1 << 20
+
+    /// The numbers of `device`'s admission records that carry `key`'s signature (junk or
+    /// forgeries under its name do not count).
+    func admissionNumbers(of device: DeviceID, key: Data) -> [UInt64] {
+        let prefix = "\(Self.admissionPrefix)\(device)."
+        return listNames(identityDirectory).compactMap { name -> UInt64? in
+            guard name.hasPrefix(prefix), let number = UInt64(name.dropFirst(prefix.count)), (1...Self.maximumAdmissionNumber).contains(number),
+                  let (envelope, bytes) = try? readEnvelope(identityDirectory.appendingPathComponent(name, isDirectory: false), kind: .admission),
+                  DeviceID(envelope.header.writer) == device, envelope.header.place == number,
+                  (try? Self.verify(envelope, bytes, key: key)) != nil
+            else { return nil }
+            return number
+        }
+    }
+
     private func admissionEntries(_ names: [String], problems: inout [QuarantinedFile]) -> [AdmissionEntry] {
         let names = names.filter { $0.hasPrefix(Self.admissionPrefix) }
         if names.count > Self.maximumAdmissionRecords {
@@ -137,6 +160,9 @@ extension Container {
             do {
                 guard let place = filePlace(of: url), let writer = place.writer, let number = place.place else {
                     throw LogDecodingError(reason: "not named admitted.<device>.<number>")
+                }
+                guard (1...Self.maximumAdmissionNumber).contains(number) else {
+                    throw LogDecodingError(reason: "numbered \(number), outside the 1…\(Self.maximumAdmissionNumber) a device writes")
                 }
                 let (envelope, bytes) = try readEnvelope(url, kind: .admission)
                 guard DeviceID(envelope.header.writer) == writer, envelope.header.place == number else {
@@ -223,6 +249,48 @@ extension Container {
         }
     }
 
+    // MARK: Identities of a signed container
+
+    /// Why identity file `identity` (read from `url`; `envelope`: its envelope and bytes, nil
+    /// for a plain JSON file) does not count for a device that has seen container
+    /// `root.container` signed, or nil when it counts:
+    ///
+    /// - one that only restates the signed container (its UUID, replacing nothing of it, a
+    ///   format this build reads) counts signed or not: it tells the device nothing it does not
+    ///   know (the container's first identity file is written before it is signed);
+    /// - one of a newer format of the signed container counts when an admitted device signed it;
+    /// - anything else (another container, a reset) counts only as a reset signed by the root:
+    ///   a new identity that replaces the signed container, signed with the root's key.
+    ///
+    /// What the folder says can thus neither replace the signed container nor stop its devices
+    /// (a format no build reads), however it is written.
+    func identityRefusal(_ identity: ContainerIdentity, envelope: (ContainerEnvelope, [UInt8])?, at url: URL, root: SigningRoot) -> String? {
+        let replaces = identity.replaces ?? []
+        let restates = identity.containerID == root.container && !replaces.contains(root.container)
+        if restates, identity.format <= Self.formatVersion { return nil }
+        let rootName = "the root (fingerprint \(KeyFingerprint(publicKey: root.key)))"
+        guard let (envelope, bytes) = envelope, envelope.isSigned else {
+            return "unsigned, in a signed container: only an identity signed by \(rootName) replaces it"
+        }
+        let writer = DeviceID(envelope.header.writer)
+        guard filePlace(of: url)?.writer == writer else { return "signed by device \(writer), whose name it does not carry" }
+        if restates {
+            guard envelope.header.container == root.container,
+                  let key = try? keys?.policy.key(for: writer, kind: .identity, document: ContainerEnvelope.zero, place: 0).get(),
+                  (try? Self.verify(envelope, bytes, key: key)) != nil
+            else { return "format \(identity.format), not signed by an admitted device" }
+            return nil
+        }
+        guard identity.containerID != root.container, replaces.contains(root.container), writer == root.device,
+              envelope.header.container == root.container || envelope.header.container == identity.containerID
+                || replaces.contains(envelope.header.container),
+              (try? Self.verify(envelope, bytes, key: root.key)) != nil
+        else {
+            return "names container \(identity.containerID.uuidString.lowercased()) in place of the signed one; only a reset signed by \(rootName) does"
+        }
+        return nil
+    }
+
     // MARK: Join requests
 
     /// Devices whose registry entry carries a key no admission lists: they ask to join. Each
@@ -288,16 +356,19 @@ extension Container {
         guard keys.policy.admitted[keys.device] != nil else {
             throw SyncError(.notAdmitted, path: root.path, detail: "only an admitted device admits or removes others")
         }
-        let numbers = listNames(identityDirectory).compactMap { name -> UInt64? in
-            let prefix = "\(Self.admissionPrefix)\(keys.device)."
-            return name.hasPrefix(prefix) ? UInt64(name.dropFirst(prefix.count)) : nil
+        // Numbered after this device's own records; a file under its name that is not one of
+        // them (junk, a forgery, a number planted far ahead) is stepped over or ignored, so
+        // nobody without its key stops it from admitting.
+        let own = admissionNumbers(of: keys.device, key: Data(try keys.signingKey().publicKey))
+        var number = (own.max() ?? 0) + 1
+        func url(_ number: UInt64) -> URL {
+            identityDirectory.appendingPathComponent("\(Self.admissionPrefix)\(keys.device).\(number)", isDirectory: false)
         }
-        // A name numbered past any real count (planted, say) must not make the next one overflow.
-        let (number, overflow) = (numbers.max() ?? 0).addingReportingOverflow(1)
-        guard !overflow, number <= ContainerBounds.maximumSequence else {
-            throw SyncError(.writeFailed, path: identityDirectory.path, detail: "this device's admission records are numbered up to \(numbers.max() ?? 0), past what a device writes; remove the stray file named admitted.\(keys.device).<that number>")
+        while number <= Self.maximumAdmissionNumber, FileManager.default.fileExists(atPath: url(number).path) { number += 1 }
+        guard number <= Self.maximumAdmissionNumber else {
+            throw SyncError(.writeFailed, path: identityDirectory.path, detail: "every admission record number of this device up to \(Self.maximumAdmissionNumber) is taken; remove the files named admitted.\(keys.device).<n> that `multidoc device list` reports as not taken")
         }
-        let url = identityDirectory.appendingPathComponent("\(Self.admissionPrefix)\(keys.device).\(number)", isDirectory: false)
+        let url = url(number)
         guard let sealed = try sealRecord(Self.encodeJSON(AdmissionRecord(admit: admit, remove: remove)), at: url, place: number) else {
             throw SyncError(.notAdmitted, path: root.path, detail: "the container is not signed")
         }
@@ -385,8 +456,9 @@ extension Container {
         return keys.sealingKey(for: root.container) != nil
     }
 
-    /// How many admission records `device` wrote (the cap its removal keeps).
-    public func admissionCount(of device: DeviceID) -> Int {
-        listNames(identityDirectory).filter { $0.hasPrefix("\(Self.admissionPrefix)\(device).") }.count
+    /// The highest number of the admission records `device` signed with `key` (the cap its
+    /// removal keeps; files under its name it did not sign do not raise it).
+    public func admissionCount(of device: DeviceID, key: Data) -> UInt64 {
+        admissionNumbers(of: device, key: key).max() ?? 0
     }
 }

@@ -187,20 +187,28 @@ public struct Container: Sendable {
         for name in try names(in: identityDirectory) where name.hasSuffix(".json") && !Self.isTrustRecord(name) {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             let identity: ContainerIdentity
-            let data: Data
+            var envelope: (ContainerEnvelope, [UInt8])?
             do {
-                data = try readFile(url, limit: Self.maximumRecordSize)
-                identity = try Self.decodeJSON(ContainerIdentity.self, from: try openRecord(data, at: url))
+                let data = try readFile(url, limit: Self.maximumRecordSize)
+                if keys?.policy.root != nil, ContainerEnvelope.isEnvelope(data) {
+                    // Checked below, against what this device knows of the signed container.
+                    let bytes = Array(data)
+                    let read = try ContainerEnvelope(decoding: bytes, maximumPayload: bytes.count)
+                    guard read.kind == .identity else { throw LogDecodingError(reason: "is a \(read.kind.name) file where an identity belongs") }
+                    envelope = (read, bytes)
+                    identity = try Self.decodeJSON(ContainerIdentity.self, from: Data(read.payload))
+                } else {
+                    identity = try Self.decodeJSON(ContainerIdentity.self, from: try openRecord(data, at: url))
+                }
             } catch {
                 damaged = damaged ?? SyncError(.malformedFile, path: url.path, detail: "not a container identity (\(Self.summarize(error))); remove it, or run `multidoc container verify`")
                 passedOver.append(QuarantinedFile(url: url, reason: Self.passedOverReason(name: name, problem: Self.summarize(error))))
                 continue
             }
-            // In a signed container only identities signed by an admitted device count, and the
-            // signed container's own (written before it was signed): an unsigned file cannot
-            // replace it.
-            if let root = keys?.policy.root, !ContainerEnvelope.isEnvelope(data), identity.containerID != root.container {
-                passedOver.append(QuarantinedFile(url: url, reason: Self.passedOverReason(name: name, problem: "unsigned, in a signed container")))
+            // In a container this device has seen signed, an identity file counts only as far
+            // as its signature carries it (``identityRefusal(_:envelope:at:root:)``).
+            if let root = keys?.policy.root, let refusal = identityRefusal(identity, envelope: envelope, at: url, root: root) {
+                passedOver.append(QuarantinedFile(url: url, reason: Self.passedOverReason(name: name, problem: refusal)))
                 continue
             }
             guard identity.format <= Self.formatVersion else {

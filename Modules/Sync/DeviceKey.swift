@@ -33,11 +33,31 @@ public struct KeyFingerprint: Sendable, Hashable, Comparable, CustomStringConver
     }
 
     /// Whether `text` is the start of this fingerprint (at least 4 hex digits; dashes ignored).
+    /// For picking among devices already trusted (`device remove`); admission takes
+    /// ``matches(admission:)``.
     public func matches(prefix text: String) -> Bool {
-        let wanted = text.lowercased().filter { $0 != "-" && $0 != " " && $0 != ":" }
-        let mine = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-        return wanted.count >= 4 && mine.hasPrefix(wanted)
+        let wanted = Self.digits(text)
+        return wanted.count >= 4 && hex.hasPrefix(wanted)
     }
+
+    /// The fewest hex digits `device admit` takes: 64 bits. A key whose fingerprint starts with
+    /// the same few digits as a real joiner's is cheap to make (four digits: some 37,000 tries
+    /// on average, seconds); the same 64 bits are not.
+    public static let admissionDigits = 16
+
+    /// Whether `text` names this fingerprint well enough to admit its device: at least
+    /// ``admissionDigits`` hex digits (dashes, spaces and case ignored), all of them its own.
+    public func matches(admission text: String) -> Bool {
+        let wanted = Self.digits(text)
+        return wanted.count >= min(Self.admissionDigits, hex.count) && hex.hasPrefix(wanted)
+    }
+
+    /// The hex digits of `text`, with dashes, spaces and colons dropped, in lower case.
+    public static func digits(_ text: String) -> String {
+        text.lowercased().filter { $0 != "-" && $0 != " " && $0 != ":" }
+    }
+
+    private var hex: String { bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
 
     public var description: String {
         let hex = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()

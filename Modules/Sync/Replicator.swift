@@ -277,13 +277,27 @@ public struct Replicator: Sendable {
     }
 
     /// Writes the store's outbox into the container and clears it. Returns the files written.
+    ///
+    /// A file at one of this device's slots that is not this device's log (junk, unsigned or
+    /// signed by another key in a signed container: it cannot be its own) is stepped over: the
+    /// waiting saves are numbered after it, the first saying which log of this device it follows
+    /// (``TransactionLog/follows``), so readers step over the same slots (``importPending(_:into:)``).
     /// - Throws: ``SyncError`` if the container cannot be written; the outbox is kept for later.
     @discardableResult
     public func flush(_ document: DocumentID, in store: any DocumentStore) throws -> [URL] {
-        try flush(document, in: store, resequencedOnce: false)
+        try flushReporting(document, in: store).written
     }
 
-    private func flush(_ document: DocumentID, in store: any DocumentStore, resequencedOnce: Bool) throws -> [URL] {
+    /// ``flush(_:in:)``, with the files it stepped over at this device's slots, for the report.
+    public func flushReporting(_ document: DocumentID, in store: any DocumentStore) throws -> (written: [URL], steppedOver: [QuarantinedFile]) {
+        var steppedOver: [QuarantinedFile] = []
+        let written = try flush(document, in: store, resequencedOnce: false, stepsLeft: 3, steppedOver: &steppedOver)
+        return (written, steppedOver)
+    }
+
+    private func flush(
+        _ document: DocumentID, in store: any DocumentStore, resequencedOnce: Bool, stepsLeft: Int, steppedOver: inout [QuarantinedFile]
+    ) throws -> [URL] {
         let outbox = try store.read().sync.outbox
         guard !outbox.isEmpty else { return [] }
         try container.checkAvailable()
@@ -294,17 +308,25 @@ public struct Replicator: Sendable {
             // The slot must now hold exactly this log. Anything else there — a file too big to be
             // a log, another log of this sequence (a copy of this device's root, or a restored
             // backup, saved the same numbers; or a forgery) — keeps the log in the outbox.
-            let existing: Data
+            let existing: Data?
             do {
                 existing = try container.readFile(url, limit: TransactionLog.maximumFileSize)
             } catch {
-                throw SyncError(.writeFailed, path: url.path, detail: "this device's log \(sequence) goes there, but the file in its place cannot be read as one (\(error)); the save waits in the outbox (a copy of this device's root, or a restored backup, saved the same numbers; or the file is forged)", wayOut: .newIdentity)
+                existing = nil
             }
             guard existing == data else {
                 // This device's own log, shipped before a power loss undid the commit that made
                 // it: the saves made since are numbered after the device's logs in place.
-                if !resequencedOnce, try resequence(document, from: sequence, in: store) {
-                    return try flush(document, in: store, resequencedOnce: true)
+                if existing != nil, !resequencedOnce, try resequence(document, from: sequence, in: store) {
+                    return try flush(document, in: store, resequencedOnce: true, stepsLeft: stepsLeft, steppedOver: &steppedOver)
+                }
+                // A file that is not this device's log at all: stepped over.
+                if stepsLeft > 0, let squatted = try stepOver(document, from: sequence, in: store) {
+                    steppedOver += squatted
+                    return try flush(document, in: store, resequencedOnce: resequencedOnce, stepsLeft: stepsLeft - 1, steppedOver: &steppedOver)
+                }
+                if existing == nil {
+                    throw SyncError(.writeFailed, path: url.path, detail: "this device's log \(sequence) goes there, but the file in its place cannot be read; the save waits in the outbox (a copy of this device's root, or a restored backup, saved the same numbers; or the file is forged)", wayOut: .newIdentity)
                 }
                 throw SyncError(.writeFailed, path: url.path, detail: "a different log with this sequence is already in the container; the save waits in the outbox (a copy of this device's root, or a restored backup, saved the same numbers; or the file is forged)", wayOut: .newIdentity)
             }
@@ -409,6 +431,63 @@ public struct Replicator: Sendable {
             }
             return true
         }
+    }
+
+    /// Numbers the saves waiting in the outbox from `first` on after the files at this device's
+    /// slots from `first` on that are not its logs (junk, a forgery: anything that does not read
+    /// as this device's log, signed by its key in a signed container), in one synced commit. The
+    /// first of them says which log of this device it follows, so every reader steps over the
+    /// same slots. Returns those files, or nil when there is nothing to step over (a readable log
+    /// of this device is in the way, or the saves are format 1, which cannot say it).
+    private func stepOver(_ document: DocumentID, from first: UInt64, in store: any DocumentStore) throws -> [QuarantinedFile]? {
+        var squatted: [QuarantinedFile] = []
+        var next = first
+        while next <= ContainerBounds.maximumSequence, container.hasLog(document, device: device.id, sequence: next) {
+            do {
+                _ = try container.readLog(document, device: device.id, sequence: next, refusing: refusedContainers)
+                return nil
+            } catch {
+                squatted.append(QuarantinedFile(
+                    url: container.logURL(document, device: device.id, sequence: next),
+                    reason: "at this device's own log slot \(next), not its log (\(error.reason)): stepped over, its saves go after it"))
+            }
+            next += 1
+        }
+        guard !squatted.isEmpty, next <= ContainerBounds.maximumSequence else { return nil }
+        let format = self.format, keys = container.keys
+        let moved = try store.write(durable: true) { contents -> Bool in
+            let waiting = contents.sync.outbox.filter { $0.key >= first }.sorted { $0.key < $1.key }
+            guard !waiting.isEmpty else { return false }
+            var renumbered: [(old: UInt64, log: TransactionLog)] = []
+            for (old, data) in waiting {
+                guard let log = try? container.decodeLog(data, document, device: device.id, sequence: old, refusing: refusedContainers),
+                      log.format >= 2 else { return false }
+                renumbered.append((old, log))
+            }
+            let (last, overflow) = next.addingReportingOverflow(UInt64(renumbered.count - 1))
+            guard !overflow, last <= ContainerBounds.maximumSequence else { return false }
+            for (old, _) in waiting { contents.sync.outbox[old] = nil }
+            var sequence = next - 1
+            var numbers: [UInt64: UInt64] = [:]
+            for (index, (old, log)) in renumbered.enumerated() {
+                sequence += 1
+                var log = log
+                var dependencies = log.dependencies ?? [:]
+                // The first follows what it followed (the log before `first`, or what an earlier
+                // step over named); the rest follow the one before them.
+                dependencies[device.id] = index == 0 ? log.follows : nil
+                log.dependencies = dependencies
+                log.sequence = sequence
+                numbers[old] = sequence
+                contents.sync.outbox[sequence] = try Self.encoded(log, format: LogFormat(version: log.format, container: format.container), keys: keys)
+            }
+            for index in contents.sync.history.indices where contents.sync.history[index].device == device.id {
+                if let new = numbers[contents.sync.history[index].sequence] { contents.sync.history[index].sequence = new }
+            }
+            contents.sync.applied[device.id] = max(contents.sync.applied[device.id] ?? 0, sequence)
+            return true
+        }
+        return moved ? squatted : nil
     }
 
     /// The changes that put, in every text, the inserts of `lost` before those of `waiting`
@@ -589,13 +668,36 @@ public struct Replicator: Sendable {
             pending.removeFirst(batch.count)
             var logs: [TransactionLog] = waiting
             var stopped: Set<DeviceID> = []
+            // Per device, the slots read that hold no log of it (a damaged file, a forgery): the
+            // device goes on past them only when a later log of its says it follows the log
+            // before them (its writer stepped over them); else it stops at the first.
+            var unreadable: [DeviceID: [QuarantinedFile]] = [:]
+            var firstUnreadable: [DeviceID: UInt64] = [:]
             for (origin, sequence) in batch where !stopped.contains(origin) {
+                let url = container.logURL(document, device: origin, sequence: sequence)
                 do {
-                    logs.append(try container.readLog(document, device: origin, sequence: sequence, refusing: refusedContainers))
+                    let log = try container.readLog(document, device: origin, sequence: sequence, refusing: refusedContainers)
+                    if let skipped = firstUnreadable[origin] {
+                        guard log.follows < skipped else {
+                            stopped.insert(origin)
+                            continue
+                        }
+                        for file in unreadable[origin] ?? [] {
+                            report.quarantined.append(QuarantinedFile(url: file.url, reason: "\(file.reason); stepped over: log \(sequence) of its device says it follows log \(log.follows)"))
+                        }
+                        unreadable[origin] = nil
+                        firstUnreadable[origin] = nil
+                    }
+                    logs.append(log)
                 } catch {
-                    stopped.insert(origin)
-                    report.quarantined.append(QuarantinedFile(url: container.logURL(document, device: origin, sequence: sequence), reason: error.description))
+                    if firstUnreadable[origin] == nil { firstUnreadable[origin] = sequence }
+                    unreadable[origin, default: []].append(QuarantinedFile(url: url, reason: error.description))
                 }
+            }
+            // A device whose unreadable slots no later log steps over stops at the first of them.
+            for (origin, files) in unreadable {
+                stopped.insert(origin)
+                if let file = files.first { report.quarantined.append(file) }
             }
             if !stopped.isEmpty { pending.removeAll { stopped.contains($0.0) } }
             guard !logs.isEmpty else { continue }
@@ -614,10 +716,10 @@ public struct Replicator: Sendable {
                     progress = false
                     for device in queues.keys.sorted() {
                         while let log = queues[device]?.first {
-                            let next = (contents.sync.applied[log.device] ?? 0) + 1
+                            let have = contents.sync.applied[log.device] ?? 0
                             // Another process may have applied some meanwhile: apply only the next one.
-                            if log.sequence < next { queues[device]?.removeFirst(); continue }
-                            guard log.sequence == next, log.dependenciesMet(by: contents.sync.applied) else { break }
+                            if log.sequence <= have { queues[device]?.removeFirst(); continue }
+                            guard log.isNext(after: have), log.dependenciesMet(by: contents.sync.applied) else { break }
                             queues[device]?.removeFirst()
                             summary.formUnion(Merge.apply(log, to: &contents))
                             contents.sync.applied[log.device] = log.sequence
@@ -679,7 +781,7 @@ public struct Replicator: Sendable {
             // device's: the full import sorts that out, and nothing is changed here then.
             var willHave = contents.sync.applied
             for log in logs {
-                guard log.sequence == (willHave[log.device] ?? 0) + 1, log.dependenciesMet(by: willHave) else { return nil }
+                guard log.isNext(after: willHave[log.device] ?? 0), log.dependenciesMet(by: willHave) else { return nil }
                 willHave[log.device] = log.sequence
             }
             var summary = ChangeSummary()
@@ -732,25 +834,34 @@ public struct Replicator: Sendable {
             let have = applied[origin] ?? 0
             let present = (listing.logs[origin] ?? []).filter { $0 > have }
             guard let first = present.first else { continue }
-            if first != have + 1 {
+            if first != have + 1, !stepsOver(document, device: origin, at: first, after: have) {
                 // The next log is missing: it may still be on its way, or pruned after a baseline.
                 plan.needsBaseline = true
                 plan.gaps.append(gap(document, device: origin, missing: have + 1, nextPresent: first))
                 continue
             }
             var run: [UInt64] = []
-            var expected = have + 1
+            var expected = first
             for sequence in present {
-                guard sequence == expected else {
+                guard sequence == expected || stepsOver(document, device: origin, at: sequence, after: expected - 1) else {
                     plan.gaps.append(gap(document, device: origin, missing: expected, nextPresent: sequence))
                     break
                 }
                 run.append(sequence)
-                expected += 1
+                expected = sequence + 1
             }
             plan.runs.append((origin, run))
         }
         return plan
+    }
+
+    /// Whether `device`'s log at `sequence` says it follows its log `previous` (its writer
+    /// stepped over the slots between, which files not its own took): the slots between are
+    /// no gap then, whatever is, or is no longer, in them.
+    private func stepsOver(_ document: DocumentID, device: DeviceID, at sequence: UInt64, after previous: UInt64) -> Bool {
+        guard sequence > previous + 1,
+              let log = try? container.readLog(document, device: device, sequence: sequence, refusing: refusedContainers) else { return false }
+        return log.follows == previous
     }
 
     /// The logs the first waiting log of each device waits for that are not in the container.

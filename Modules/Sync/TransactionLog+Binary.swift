@@ -92,10 +92,12 @@ extension TransactionLog {
             for _ in 0..<dependencyCount {
                 let other = DeviceID(try reader.uuid())
                 let sequenceOffset = reader.offset
-                let sequence = try reader.varint()
-                guard sequence <= ContainerBounds.maximumSequence else { throw TextDecodingError.tooLarge(offset: sequenceOffset, value: sequence) }
-                guard other != device else { throw LogDecodingError(reason: "depends on its own device's logs") }
-                dependencies[other] = sequence
+                let needed = try reader.varint()
+                guard needed <= ContainerBounds.maximumSequence else { throw TextDecodingError.tooLarge(offset: sequenceOffset, value: needed) }
+                // Its own device only to say which of its logs it follows, when that is not the
+                // one just before it (it stepped over slots that files not its own took).
+                guard other != device || needed + 1 < sequence else { throw LogDecodingError(reason: "depends on its own device's logs") }
+                dependencies[other] = needed
             }
             // Every change takes at least two bytes.
             let count = try reader.count(maximum: reader.remaining / 2)

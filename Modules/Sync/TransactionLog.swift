@@ -86,6 +86,14 @@ public struct TransactionLog: Codable, Sendable, Hashable {
         (dependencies ?? [:]).allSatisfy { device, sequence in (applied[device] ?? 0) >= sequence }
     }
 
+    /// The log of its own device this one follows: the one before it, or, when its writer
+    /// stepped over slots that files not its own took (``Replicator/flush(_:in:)``), the one
+    /// its dependencies name for its own device.
+    public var follows: UInt64 { dependencies?[device] ?? (sequence &- 1) }
+
+    /// Whether this log is the next of its device for a reader that applied `applied` of it.
+    public func isNext(after applied: UInt64) -> Bool { sequence > applied && follows == applied }
+
     /// Decodes and validates a log file's bytes against what its path says.
     /// - Throws: a description of the first problem (for the quarantine report).
     /// `refusing`: container identities a format 2 log's header must not name (replaced ones).

@@ -17,7 +17,7 @@ import TestSupport
 /// the container verifies, and no log is applied twice or lost; after the last, everything
 /// confirmed is on every device exactly once. Seeds are printed (`MULTIDOC_CRASH_SEED` replays
 /// one); figures are in Docs/RELIABILITY.md.
-@Suite(.serialized) struct CrashLoopTests {
+@Suite(.serialized, .offThePool) struct CrashLoopTests {
     let folder: TemporaryDirectory
     var container: URL { folder.appending("container") }
 

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// The CLI run as separate processes: two device roots, one container.
-@Suite(.serialized) struct CLITests: TwoDevices {
+@Suite(.serialized, .offThePool) struct CLITests: TwoDevices {
     let folder: TemporaryDirectory
 
     init() throws { folder = try Self.makeFolder("cli") }

@@ -4,7 +4,7 @@ import TestSupport
 
 /// The first hour, as a new user lives it: `init` on two devices, remembered settings, and the
 /// messages that say what to run when something is missing.
-@Suite struct FirstHourTests {
+@Suite(.offThePool) struct FirstHourTests {
     let folder: TemporaryDirectory
     var home: URL { folder.url }
 
@@ -80,7 +80,7 @@ import TestSupport
 }
 
 /// What a typo gets: one line in the documented form, an exit code, and a suggestion.
-@Suite struct ParserErrorTests {
+@Suite(.offThePool) struct ParserErrorTests {
     @Test(arguments: [
         (["lsit"], "multidoc: error: unknown command 'lsit'; did you mean 'list'?"),
         (["list", "--rot", "x"], "multidoc: error: unknown option '--rot'; did you mean '--root'?"),

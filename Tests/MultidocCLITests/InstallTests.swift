@@ -4,7 +4,7 @@ import TestSupport
 
 /// `Tools/install.sh` into a temporary prefix, with the built products standing in for the
 /// release build (`--from`): binaries, man pages, completions and the systemd unit.
-@Suite struct InstallTests {
+@Suite(.offThePool) struct InstallTests {
     static var repository: URL {
         var url = URL(fileURLWithPath: #filePath)
         while url.path != "/", !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {

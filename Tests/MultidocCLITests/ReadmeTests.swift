@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// README's "Using it", pasted into a fresh home folder: every line must work as written.
-@Suite struct ReadmeTests {
+@Suite(.offThePool) struct ReadmeTests {
     /// The `sh` block under "## Using it", one command per line (comments dropped).
     static func usingIt() throws -> [String] {
         var url = URL(fileURLWithPath: #filePath)

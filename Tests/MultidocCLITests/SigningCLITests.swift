@@ -5,7 +5,7 @@ import TestSupport
 /// A signed and an encrypted container as users run them: `container upgrade --sign`,
 /// `device list`, `device admit`, `device remove`, `container upgrade --encrypt`,
 /// `container unlock`, on both backends.
-@Suite(.serialized) struct SigningCLITests: TwoDevices {
+@Suite(.serialized, .offThePool) struct SigningCLITests: TwoDevices {
     let folder: TemporaryDirectory
 
     init() throws { folder = try Self.makeFolder("cli-sign") }
@@ -50,7 +50,7 @@ import TestSupport
         #expect(try state(of: fingerprintB, on: rootA) == "asks to join")
 
         // A wrong fingerprint admits nobody; the right one admits B, and what B saved arrives.
-        let wrong = try multidoc(["device", "admit", "0000-0000"], root: rootA)
+        let wrong = try multidoc(["device", "admit", "0000-0000-0000-0000"], root: rootA)
         #expect(wrong.status == 15, "\(wrong.stderr)")
         #expect(wrong.stderr.contains("no device asking to join"), "\(wrong.stderr)")
         let admit = try multidoc(["device", "admit", fingerprintB], root: rootA)
@@ -72,6 +72,105 @@ import TestSupport
         // A device may not remove itself.
         let fingerprintA = try #require(try devices(rootA)["thisFingerprint"] as? String)
         #expect(try multidoc(["device", "remove", fingerprintA], root: rootA).status == 15)
+    }
+
+    /// A, root of a signed container holding "Notes", and B admitted to it. Returns B's fingerprint.
+    func signedPair() throws -> String {
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "one"], root: rootA).status == 0)
+        #expect(try text(rootB) == "one")
+        #expect(try multidoc(["container", "upgrade", "--sign"], root: rootA).status == 0)
+        // B asks to join on its next pass.
+        #expect(try multidoc(["sync"], root: rootB).status == 0)
+        let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
+        #expect(try multidoc(["device", "admit", fingerprintB], root: rootA).status == 0)
+        return fingerprintB
+    }
+
+    /// The container identity `root` syncs with, as its device.json says.
+    func containerID(of root: String) throws -> String {
+        let device = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: root + "/device.json"))) as? [String: Any]
+        return try #require(device?["containerID"] as? String)
+    }
+
+    func identityFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: container + "/identity").filter { $0.hasSuffix(".json") }.sorted()
+    }
+
+    @Test func anUnsignedIdentityFileStopsNoDeviceOfASignedContainer() throws {
+        defer { folder.remove() }
+        _ = try signedPair()
+        let id = try containerID(of: rootA).lowercased()
+        let forged = container + "/identity/00000000-0000-0000-0000-00000000bad0.json"
+        for format in [2, 99] {
+            let json = #"{"containerID":"\#(id)","format":\#(format),"replaces":["\#(id)"],"seededAt":0,"seededBy":"00000000-0000-0000-0000-00000000bad0"}"#
+            try Data(json.utf8).write(to: URL(fileURLWithPath: forged))
+            let files = try identityFiles()
+            for root in [rootA, rootB] {
+                let sync = try multidoc(["sync"], root: root)
+                #expect(sync.status == 0, "format \(format): \(sync.stderr)")
+                #expect(sync.stderr.contains("00000000bad0.json"), "the forged file is reported: \(sync.stderr)")
+                #expect(try containerID(of: root).lowercased() == id)
+            }
+            let adopt = try multidoc(["container", "adopt"], root: rootB)
+            #expect(adopt.status == 0, "\(adopt.stderr)")
+            #expect(try identityFiles() == files, "a device seeded a new container")
+            #expect(try containerID(of: rootB).lowercased() == id)
+        }
+        // Without any identity file, a device that saw the container signed stays with it.
+        for name in try identityFiles() { try FileManager.default.removeItem(atPath: container + "/identity/" + name) }
+        #expect(try multidoc(["sync"], root: rootB).status == 7)
+        let adopt = try multidoc(["container", "adopt"], root: rootB)
+        #expect(adopt.status != 0)
+        #expect(adopt.stderr.contains("does not seed an unsigned one"), "\(adopt.stderr)")
+        #expect(try identityFiles().isEmpty, "nothing is changed")
+        #expect(try containerID(of: rootB).lowercased() == id)
+    }
+
+    @Test func admissionTakesTheWholeFingerprintAndNameClashesAreFlagged() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["sync"], root: rootB).status == 0)
+        #expect(try multidoc(["container", "upgrade", "--sign"], root: rootA).status == 0)
+        let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
+        // Both roots carry this host's name: B asks to join under the root's name.
+        let entries = try #require(try devices(rootA)["devices"] as? [[String: Any]])
+        let request = try #require(entries.first { $0["fingerprint"] as? String == fingerprintB })
+        #expect((request["warning"] as? String)?.contains("admitted device") == true, "\(request)")
+        let listed = try multidoc(["device", "list"], root: rootA)
+        #expect(listed.stdout.contains("careful"), "\(listed.stdout)")
+        for short in [String(fingerprintB.prefix(4)), String(fingerprintB.prefix(14))] {
+            let admit = try multidoc(["device", "admit", short], root: rootA)
+            #expect(admit.status == 15, "\(admit.stderr)")
+            #expect(admit.stderr.contains("whole fingerprint"), "\(admit.stderr)")
+            #expect(try state(of: fingerprintB, on: rootA) == "asks to join")
+        }
+        #expect(try multidoc(["device", "admit", fingerprintB.replacingOccurrences(of: "-", with: "")], root: rootA).status == 0)
+        #expect(try state(of: fingerprintB, on: rootA) == "admitted")
+    }
+
+    @Test func junkAtADevicesNextLogStallsNoSave() throws {
+        defer { folder.remove() }
+        _ = try signedPair()
+        #expect(try multidoc(["edit", "Notes", "--append", " two"], root: rootB).status == 0)
+        #expect(try text(rootA) == "one two")
+        // Junk at each device's next log slot.
+        let documents = try FileManager.default.contentsOfDirectory(atPath: container + "/documents").filter { !$0.hasPrefix(".") }
+        let logs = container + "/documents/" + (try #require(documents.first)) + "/logs"
+        for device in try FileManager.default.contentsOfDirectory(atPath: logs) where !device.hasPrefix(".") {
+            let names = try FileManager.default.contentsOfDirectory(atPath: logs + "/" + device).filter { $0.hasSuffix(".log") && !$0.hasPrefix(".") }
+            guard let last = names.compactMap({ UInt64($0.dropLast(4)) }).max() else { continue }
+            let next = String(repeating: "0", count: 16 - String(last + 1).count) + String(last + 1) + ".log"
+            try Data("junk".utf8).write(to: URL(fileURLWithPath: logs + "/" + device + "/" + next))
+        }
+        let a = try multidoc(["edit", "Notes", "--append", " three"], root: rootA)
+        #expect(a.status == 0, "\(a.stderr)")
+        let b = try multidoc(["edit", "Notes", "--append", " four"], root: rootB)
+        #expect(b.status == 0, "\(b.stderr)")
+        #expect(try text(rootA) == "one two three four")
+        #expect(try text(rootB) == "one two three four")
+        #expect(try multidoc(["edit", "Notes", "--append", " five"], root: rootA).status == 0)
+        #expect(try text(rootB) == "one two three four five")
     }
 
     @Test(arguments: ["sqlite", "json"])

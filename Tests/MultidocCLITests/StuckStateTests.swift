@@ -4,7 +4,7 @@ import TestSupport
 
 /// Issue 35's stuck states, through the CLI: a wrong clock cuts no device off and is named, and
 /// every stuck state names the command that gets out of it.
-@Suite(.serialized) struct StuckStateTests: TwoDevices {
+@Suite(.serialized, .offThePool) struct StuckStateTests: TwoDevices {
     let folder: TemporaryDirectory
 
     init() throws { folder = try Self.makeFolder("stuck") }

@@ -4,7 +4,7 @@ import TestSupport
 
 /// Concurrent text edits through the CLI, as a user makes them: both kept; a format 1
 /// container moved to format 2 with `container upgrade`; its files shown with `container dump`.
-@Suite(.serialized) struct TextMergeCLITests: TwoDevices {
+@Suite(.serialized, .offThePool) struct TextMergeCLITests: TwoDevices {
     let folder: TemporaryDirectory
 
     init() throws { folder = try Self.makeFolder("cli-text") }

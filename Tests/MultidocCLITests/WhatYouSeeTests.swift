@@ -4,7 +4,7 @@ import TestSupport
 
 /// Issue 35's joints, through the CLI as a user meets them: what `list` says of a peer's
 /// document holds afterwards.
-@Suite(.serialized) struct WhatYouSeeTests: TwoDevices {
+@Suite(.serialized, .offThePool) struct WhatYouSeeTests: TwoDevices {
     let folder: TemporaryDirectory
 
     init() throws { folder = try Self.makeFolder("what-you-see") }
@@ -48,7 +48,7 @@ import TestSupport
 }
 
 /// Names: default names never repeat on one device, and canonically equal names are one name.
-@Suite(.serialized) struct NameTests: TwoDevices {
+@Suite(.serialized, .offThePool) struct NameTests: TwoDevices {
     let folder: TemporaryDirectory
 
     init() throws { folder = try Self.makeFolder("names") }
@@ -87,7 +87,7 @@ import TestSupport
 /// `restore` is as safe as a save: with the container away or refused it still makes a shared
 /// document that reaches the peers once the container is back, and a restore killed part way
 /// and run again makes one document with the text.
-@Suite(.serialized) struct RestoreTests: TwoDevices {
+@Suite(.serialized, .offThePool) struct RestoreTests: TwoDevices {
     let folder: TemporaryDirectory
 
     init() throws { folder = try Self.makeFolder("restore") }
@@ -172,7 +172,7 @@ import TestSupport
 }
 
 /// `edit --insert POS TEXT` and `--delete POS LEN`: edits at a position, for scripts.
-@Suite(.serialized) struct EditAtPositionTests: TwoDevices {
+@Suite(.serialized, .offThePool) struct EditAtPositionTests: TwoDevices {
     let folder: TemporaryDirectory
 
     init() throws { folder = try Self.makeFolder("edit-at") }
