@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(name: "multidoc-storage-bench", dependencies: ["Storage", "Model", grdb], path: "Tools/StorageBench"),
         .executableTarget(
             name: "multidoc-bench",
-            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", argumentParser, logging],
+            dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "FileIO", argumentParser, logging],
             path: "Tools/Bench"),
         .executableTarget(name: "multidoc-text-bench", dependencies: ["Text"], path: "Tools/TextBench"),
         .executableTarget(name: "multidoc-trace", dependencies: ["Engine", "Text", argumentParser], path: "Tools/Trace"),
@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "SettingsTests", dependencies: ["Settings"], path: "Tests/SettingsTests"),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Storage", "Model", "FileIO", "TestSupport", grdb],
+            dependencies: ["Storage", "Model", "FileIO", "Text", "TestSupport", grdb],
             path: "Tests/StorageTests",
             resources: [.copy("Fixtures")]
         ),

@@ -16,6 +16,7 @@ import Storage
 /// <root>/Documents/copyOfCloudContainer/   CopyContainerOnSegue's copy
 /// <root>/latencies.jsonl                   recorded sync latencies (one sample a line)
 /// <root>/catalog                           records and quiet documents, a cache (DocumentCatalog)
+/// <root>/deletions                         cloud documents deleted here or by a peer, for good (DeletionLedger)
 /// <root>/.spare-<kind>/                    the next document's folder, made ahead: store/, the record's file (SpareStores)
 /// ```
 public struct DeviceRoot: Sendable {
@@ -33,6 +34,8 @@ public struct DeviceRoot: Sendable {
     public var latenciesURL: URL { url.appendingPathComponent("latencies.jsonl", isDirectory: false) }
     /// The catalog of records and quiet documents (a cache: deleting it costs one slower pass).
     public var catalogURL: URL { url.appendingPathComponent("catalog", isDirectory: false) }
+    /// The documents this device deleted or saw deleted (``DeletionLedger``; not a cache).
+    var deletionsURL: URL { url.appendingPathComponent("deletions", isDirectory: false) }
     public var copyOfContainerURL: URL { documentsDirectory.appendingPathComponent("copyOfCloudContainer", isDirectory: false) }
     public var daemonLockURL: URL { url.appendingPathComponent("multidocd.lock", isDirectory: false) }
     public var daemonStatusURL: URL { url.appendingPathComponent("multidocd.status.json", isDirectory: false) }

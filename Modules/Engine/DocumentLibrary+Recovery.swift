@@ -135,13 +135,38 @@ extension DocumentLibrary {
 
     /// `multidoc container repair`: for every cloud document that a device joining now would
     /// wait on for a missing log, writes a baseline of this device's copy when it holds what is
-    /// missing, so every device can go on past the gap. Returns one outcome per stalled document.
+    /// missing, so every device can go on past the gap; supplies again, the same way, this
+    /// device's own logs the container lost (its last ones included, which leave no gap); and
+    /// writes again the tombstones of deletions this device made or applied that the container
+    /// lost. Returns one outcome per document repaired or stalled.
     public func repairGaps() async throws -> [GapRepair] {
         let replicator = try usableCloud()
         guard replicator.container.isAvailable else {
             throw EngineError.containerUnavailable("container \(replicator.container.root.path) is unavailable")
         }
         var outcomes: [GapRepair] = []
+        var report = SyncReport()
+        for id in await applyTombstones(replicator.container, always: true, &report) {
+            outcomes.append(GapRepair(name: id.description, gaps: [], repaired: true,
+                                      detail: "deleted here or by a peer; wrote this device's tombstone again, which the container had lost"))
+        }
+        for problem in report.problems {
+            outcomes.append(GapRepair(name: "tombstones", gaps: [], repaired: false, detail: problem.description))
+        }
+        for record in allRecords().filter({ $0.location == .cloud && !awaitsFirstImport($0) }).sorted(by: { $0.id < $1.id }) {
+            do {
+                let document = try await open(record, forPass: true)
+                if let supplied = try replicator.resupplyLostLogs(record.id, store: document.store) {
+                    let logs = supplied.lost.count == 1 ? "log \(supplied.lost[0])" : "logs \(supplied.lost.map(String.init).joined(separator: ", "))"
+                    logger.notice("supplied lost logs again with a baseline", metadata: ["name": "\(record.name)", "baseline": "\(supplied.baseline.lastPathComponent)"])
+                    outcomes.append(GapRepair(name: record.name.rawValue, gaps: [], repaired: true,
+                                              detail: "this device's \(logs) had gone from the container; wrote baseline \(supplied.baseline.path), which covers them"))
+                }
+            } catch {
+                outcomes.append(GapRepair(name: record.name.rawValue, gaps: [], repaired: false, detail: "could not look for lost logs here: \(error)"))
+            }
+            await closeIfThePassOpened(record.id)
+        }
         for record in allRecords().filter({ $0.location == .cloud }).sorted(by: { $0.id < $1.id }) {
             let gaps = replicator.standingGaps(record.id)
             guard !gaps.isEmpty else { continue }

@@ -537,21 +537,33 @@ extension DocumentLibrary {
         catalog.setContainerStamp(key, stamp.modified > recent ? nil : stamp)
     }
 
-    /// Drops local copies of documents a peer deleted (tombstones are read only when their
-    /// folder changed; a folder with a damaged tombstone is read again next time).
-    private func applyTombstones(_ container: Container, _ report: inout SyncReport) async {
+    /// Drops local copies of documents a peer deleted, remembers those deletions, and writes
+    /// again the tombstones of deletions the device remembers that the container lost
+    /// (``healDeletions(_:scan:_:)``). Tombstones are read only when their folder changed (or
+    /// with `always`: `container repair`); a folder with a damaged tombstone is read again next time.
+    @discardableResult
+    func applyTombstones(_ container: Container, always: Bool = false, _ report: inout SyncReport) async -> [DocumentID] {
         let stamp = container.stamp(.tombstones)
-        guard catalog.containerStamps["tombstones"] != stamp else { return }
+        guard always || catalog.containerStamps["tombstones"] != stamp else { return [] }
         let scan = container.applyTombstones()
         for file in scan.problems { quarantine(file, in: &report) }
-        for record in allRecords() where record.location == .cloud && scan.deleted.contains(record.id) {
+        var remembered = rememberedDeletions()
+        for record in allRecords() where record.location == .cloud && (scan.deleted.contains(record.id) || remembered[record.id] != nil) {
+            let deleter = scan.deletedBy[record.id] ?? remembered[record.id]?.first?.deletedBy
+            if remembered[record.id] == nil, let deleter {
+                let entry = DeletionLedger.Entry(document: record.id, deletedBy: deleter, deletedAt: configuration.now(), container: containerID)
+                remember(entry)
+                remembered[record.id] = [entry]
+            }
             await closeDocument(record.id)
-            moveToTrash(record, deletedBy: scan.deletedBy[record.id]?.description ?? "a peer")
+            moveToTrash(record, deletedBy: deleter.map { $0 == identity.id ? "this device" : $0.description } ?? "a peer")
             report.removed.append(record.name.rawValue)
             emit(.documentRemoved(record.id, name: record.name.rawValue))
             logger.info("document deleted by a peer", metadata: ["name": "\(record.name)", "uuid": "\(record.id)"])
         }
-        if scan.problems.isEmpty { actedOn(key: "tombstones", stamp: stamp) } else { catalog.setContainerStamp("tombstones", nil) }
+        let healed = healDeletions(remembered, scan: scan, &report)
+        if scan.problems.isEmpty, healed.isEmpty { actedOn(key: "tombstones", stamp: stamp) } else { catalog.setContainerStamp("tombstones", nil) }
+        return healed
     }
 
     /// Gives every document the container has and this device does not a local record (looked
@@ -564,7 +576,10 @@ extension DocumentLibrary {
         // made by another process since, which is read rather than discovered again.
         var known = catalog.ids
         if let only { for id in only where !known.contains(id) && localRecord(id) != nil { known.insert(id) } }
-        var discovery = container.discover(known: known, only: only, inForce: containersInForce, deleted: [])
+        // A document this device saw deleted is not found again, even while its tombstone is
+        // lost (the pass that applies tombstones writes it again).
+        let deleted = only == nil ? Set(rememberedDeletions().keys) : []
+        var discovery = container.discover(known: known, only: only, inForce: containersInForce, deleted: deleted)
         // A damaged record is not rewritten behind the user's back (see repairDamagedRecords),
         // unless nothing but the record is there: a discovered record cut short by a power loss.
         discovery.found.removeAll { info in

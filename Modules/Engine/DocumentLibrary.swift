@@ -537,39 +537,68 @@ public actor DocumentLibrary {
     /// Appends to the document's text. The text is read inside the save's transaction, so
     /// appends from several processes of this device all land (none overwrites another).
     public func appendText(_ id: DocumentID, _ suffix: String) async throws {
-        try await editText(id) { $0 + suffix }
+        guard !suffix.isEmpty else { return try await editText(id) { $0 } }
+        try await editText(id, .append(suffix)) { _ in "" }
     }
 
     /// Inserts `text` at `position`, counted in Unicode scalars from the start of the text as it
     /// is inside the save's transaction.
     /// - Throws: ``EngineError/outOfRange(document:detail:)`` past the end of the text.
     public func insertText(_ id: DocumentID, _ text: String, at position: Int) async throws {
-        try await editText(id) { current, name in
-            let scalars = current.unicodeScalars
-            guard position >= 0, position <= scalars.count else {
-                throw EngineError.outOfRange(document: name, detail: "cannot insert at \(position): the text has \(scalars.count) characters (Unicode scalars)")
+        guard position >= 0 else { return try await outOfRange(id, "cannot insert at \(position)") }
+        guard !text.isEmpty else {
+            return try await editText(id) { current, name in
+                let count = current.unicodeScalars.count
+                guard position <= count else {
+                    throw EngineError.outOfRange(document: name, detail: "cannot insert at \(position): the text has \(count) characters (Unicode scalars)")
+                }
+                return current
             }
-            let index = scalars.index(scalars.startIndex, offsetBy: position)
-            var result = String.UnicodeScalarView(scalars[..<index])
-            result.append(contentsOf: text.unicodeScalars)
-            result.append(contentsOf: scalars[index...])
-            return String(result)
         }
+        try await editText(id, .insert(text, at: position)) { count in "cannot insert at \(position): the text has \(count) characters (Unicode scalars)" }
     }
 
     /// Deletes `length` Unicode scalars from `position`.
     /// - Throws: ``EngineError/outOfRange(document:detail:)`` for a range past the end.
     public func deleteText(_ id: DocumentID, at position: Int, length: Int) async throws {
-        try await editText(id) { current, name in
-            let scalars = current.unicodeScalars
-            let (end, overflow) = position.addingReportingOverflow(length)
-            guard position >= 0, length >= 0, !overflow, end <= scalars.count else {
-                throw EngineError.outOfRange(document: name, detail: "cannot delete \(length) at \(position): the text has \(scalars.count) characters (Unicode scalars)")
+        let (end, overflow) = position.addingReportingOverflow(length)
+        guard position >= 0, length >= 0, !overflow else { return try await outOfRange(id, "cannot delete \(length) at \(position)") }
+        let detail = { (count: Int) in "cannot delete \(length) at \(position): the text has \(count) characters (Unicode scalars)" }
+        guard length > 0 else {
+            // Nothing to remove: still a save (its `modified` date), refused past the end.
+            return try await editText(id) { current, name in
+                let count = current.unicodeScalars.count
+                guard position <= count else { throw EngineError.outOfRange(document: name, detail: detail(count)) }
+                return current
             }
-            let start = scalars.index(scalars.startIndex, offsetBy: position), stop = scalars.index(start, offsetBy: length)
-            var result = String.UnicodeScalarView(scalars[..<start])
-            result.append(contentsOf: scalars[stop...])
-            return String(result)
+        }
+        try await editText(id, .delete(position..<end), outOfRange: detail)
+    }
+
+    /// Refuses an edit whose position no text has, naming the document and the text's length.
+    private func outOfRange(_ id: DocumentID, _ what: String) async throws {
+        let document = try await openEditable(id)
+        let count = (try document.read().graph.textEntry?.text.unicodeScalars.count) ?? 0
+        throw EngineError.outOfRange(document: document.record.name.rawValue, detail: "\(what): the text has \(count) characters (Unicode scalars)")
+    }
+
+    /// Saves one edit of the text at a known place (and its `modified` date): operations made
+    /// from the position, no whole text read or diffed. `outOfRange` words the refusal of an
+    /// edit past the end, given the text's length.
+    private func editText(_ id: DocumentID, _ kind: TextEdit.Kind, outOfRange: (Int) -> String) async throws {
+        let document = try await openEditable(id)
+        let name = document.record.name.rawValue
+        let modified = modifiedNow()
+        do {
+            try save(to: document) { graph in
+                guard let entry = graph.textEntry else {
+                    throw EngineError.storeFailed(document: name, detail: "not viewable yet: its first import has not completed")
+                }
+                return ([.update(entry.id, attributes: [Entity.TextEntry.modified: .date(modified)])],
+                        [TextEdit(object: entry.id, attribute: Entity.TextEntry.text, kind)])
+            }
+        } catch TextError.positionOutOfRange(_, let count) {
+            throw EngineError.outOfRange(document: name, detail: outOfRange(count))
         }
     }
 
@@ -618,18 +647,24 @@ public actor DocumentLibrary {
 
     /// Saves the changes `makeChanges` makes from the graph as it is inside the transaction.
     func save(to document: OpenDocument, _ makeChanges: (ObjectGraph) throws -> [Change]) throws {
+        try save(to: document) { graph in (try makeChanges(graph), []) }
+    }
+
+    /// Saves changes and edits of texts at known places made from the graph inside the transaction.
+    func save(to document: OpenDocument, _ makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])) throws {
         let ship = document.record.location == .cloud && replicator != nil
-        try commit(to: document, ship: ship, makeChanges)
+        try commit(to: document, ship: ship, makeSave)
     }
 
     /// `durable`: whether the commit is synced; nil decides as a save does (not when its log
     /// ships at once).
     private func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil) throws {
-        try commit(to: document, ship: ship, flush: flush, durable: durable) { _ in changes }
+        try commit(to: document, ship: ship, flush: flush, durable: durable) { _ in (changes, []) }
     }
 
     private func commit(
-        to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil, _ makeChanges: (ObjectGraph) throws -> [Change]
+        to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil,
+        _ makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
     ) throws {
         let id = document.record.id
         if ship, let cloud {
@@ -651,7 +686,7 @@ public actor DocumentLibrary {
         do {
             committed = try Replicator.commit(
                 document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
-                ship: ship, durable: durable ?? !logIsTheDurableStep, makeChanges)
+                ship: ship, durable: durable ?? !logIsTheDurableStep, editing: makeSave)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)
         }
@@ -770,7 +805,7 @@ public actor DocumentLibrary {
         if record.location == .cloud, replicator != nil {
             let replicator = try usableCloud()
             do {
-                try replicator.delete(id)
+                try deleteFromContainer(id, replicator)
             } catch {
                 throw EngineError.containerUnavailable("cannot delete \(record.name) from the container: \(error)")
             }
@@ -927,7 +962,7 @@ public actor DocumentLibrary {
             let contents = try document.read()
             await handler.close(id)
             do {
-                try replicator.delete(id)
+                try deleteFromContainer(id, replicator)
             } catch {
                 throw EngineError.containerUnavailable("cannot remove \(record.name) from the container: \(error)")
             }

@@ -46,6 +46,11 @@ public protocol DocumentStore: AnyObject, Sendable {
     /// store's checkpoint (``SQLiteDocumentStore/checkpointIfDue()``). Others have none.
     func checkpointIfDue()
 
+    /// Rewrites the compacted state of what saves appended (each text's state, with the
+    /// operations appended since folded in), off a save's path: ``checkpointIfDue()`` runs it
+    /// when due. The contents do not change; a crash at any point leaves them as they were.
+    func compact() throws(StoreError)
+
     /// Releases the store. Later calls throw ``StoreError/Kind/closed``. Idempotent.
     func close()
 
@@ -58,6 +63,8 @@ public protocol DocumentStore: AnyObject, Sendable {
 
 extension DocumentStore {
     public func checkpointIfDue() {}
+
+    public func compact() throws(StoreError) {}
 
     public func relocated(to url: URL) -> (any DocumentStore)? { nil }
 
@@ -79,10 +86,23 @@ extension DocumentStore {
 public struct StoreContents: Hashable, Sendable, Codable {
     public var graph: ObjectGraph
     public var sync: SyncBookkeeping
+    /// The text operations applied in this transaction (``applyText(_:object:attribute:seed:)``),
+    /// which the store appends instead of rewriting each changed text. Empty in every value a
+    /// store returns; not compared, hashed or coded.
+    public var textJournal = TextJournal()
 
     public init(graph: ObjectGraph = ObjectGraph(), sync: SyncBookkeeping = SyncBookkeeping()) {
         self.graph = graph
         self.sync = sync
+    }
+
+    private enum CodingKeys: String, CodingKey { case graph, sync }
+
+    public static func == (lhs: StoreContents, rhs: StoreContents) -> Bool { lhs.graph == rhs.graph && lhs.sync == rhs.sync }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(graph)
+        hasher.combine(sync)
     }
 }
 
@@ -209,6 +229,35 @@ public struct TextSave: Hashable, Sendable, Codable {
             id: id, object: object, attribute: attribute, device: device, deviceName: deviceName, sequence: sequence,
             committedAt: committedAt, added: hunks.reduce(0) { $0 + $1.new.count }, removed: hunks.reduce(0) { $0 + $1.old.count },
             undo: undo)
+    }
+
+    /// The entry for a save whose operations made `changes` to a text, in order
+    /// (``Text/TextSequence/recordingChanges(_:)``): built from what changed, without comparing
+    /// the texts. Nil when nothing changed.
+    public static func change(
+        made changes: [TextChange], id: UInt64, object: ObjectID, attribute: String, device: DeviceID, deviceName: String,
+        sequence: UInt64, committedAt: Date
+    ) -> TextSave? {
+        // A deletion and an insertion at one place are one replacement.
+        var steps: [TextChange] = []
+        for change in changes where !change.removed.isEmpty || !change.inserted.isEmpty {
+            if let last = steps.last, last.inserted.isEmpty, !last.removed.isEmpty, change.removed.isEmpty, change.position == last.position {
+                steps[steps.count - 1].inserted = change.inserted
+            } else {
+                steps.append(change)
+            }
+        }
+        guard !steps.isEmpty else { return nil }
+        func string(_ scalars: [Unicode.Scalar]) -> String {
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: scalars)
+            return String(view)
+        }
+        // Undone from the last change to the first: each undo finds the text as its change left it.
+        let undo = steps.reversed().map { TextUndo(at: $0.position, length: $0.inserted.count, text: string($0.removed)) }
+        return TextSave(
+            id: id, object: object, attribute: attribute, device: device, deviceName: deviceName, sequence: sequence, committedAt: committedAt,
+            added: steps.reduce(0) { $0 + $1.inserted.count }, removed: steps.reduce(0) { $0 + $1.removed.count }, undo: undo)
     }
 
     /// The text before this save, from the text after it; nil if `text` is not a text this

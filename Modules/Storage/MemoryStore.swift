@@ -52,6 +52,7 @@ public final class MemoryVolume: Sendable {
         try stores.withLock { stores in
             guard var contents = stores[url.path] else { throw StoreError(.notFound, path: url.path) }
             let result = try body(&contents)
+            contents.textJournal = TextJournal()
             stores[url.path] = contents
             return result
         }

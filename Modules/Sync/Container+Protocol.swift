@@ -46,6 +46,8 @@ public struct TombstoneScan: Sendable {
     public var deleted: Set<DocumentID> = []
     /// Who deleted each document (the first tombstone's device).
     public var deletedBy: [DocumentID: DeviceID] = [:]
+    /// Every device with a valid tombstone of each deleted document.
+    public var deleters: [DocumentID: Set<DeviceID>] = [:]
     public var problems: [QuarantinedFile] = []
 }
 
@@ -239,6 +241,7 @@ extension Container {
         return TombstoneScan(
             deleted: Set(scan.tombstones.keys),
             deletedBy: scan.tombstones.compactMapValues { $0.map(\.deletedBy).min() },
+            deleters: scan.tombstones.mapValues { Set($0.map(\.deletedBy)) },
             problems: scan.problems)
     }
 

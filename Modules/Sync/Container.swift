@@ -352,7 +352,10 @@ public struct Container: Sendable {
     /// `registered`: the devices with a registry file, when the caller listed them (nil: looked up).
     func tombstone(named name: String, registered: Set<DeviceID>? = nil) -> TombstoneVerdict {
         let url = tombstonesDirectory.appendingPathComponent(name, isDirectory: false)
-        func refused(_ reason: String) -> TombstoneVerdict { .refused(QuarantinedFile(url: url, reason: reason)) }
+        func refused(_ reason: String, writer: DeviceID? = nil) -> TombstoneVerdict {
+            // Its writer, or a device that applied it, writes it again once it is gone.
+            .refused(QuarantinedFile(url: url, reason: reason, wayOut: writer.map { .replaceDamaged(writer: $0) }))
+        }
         let parts = name.hasSuffix(".json") ? name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false) : []
         guard parts.count == 2, let id = DocumentID(String(parts[0])), let device = DeviceID(String(parts[1])) else {
             return refused("not a tombstone name (<document>.<device>.json)")
@@ -363,13 +366,13 @@ public struct Container: Sendable {
         } catch {
             return refused(Self.isFolder(url)
                 ? "a folder where a tombstone belongs; not applied: remove it or move it out of the container"
-                : "not a tombstone, not applied (\(Self.summarize(error)))")
+                : "not a tombstone, not applied (\(Self.summarize(error)))", writer: device)
         }
         guard tombstone.format <= Self.formatVersion else {
             return refused("format version \(tombstone.format) is newer than this build's \(Self.formatVersion)")
         }
         guard tombstone.document == id, tombstone.deletedBy == device else {
-            return refused("names document \(tombstone.document) by \(tombstone.deletedBy), not what its name says")
+            return refused("names document \(tombstone.document) by \(tombstone.deletedBy), not what its name says", writer: device)
         }
         guard registered?.contains(device) ?? isRegistered(device) else {
             return refused("written by device \(device), which never registered in this container; not applied")

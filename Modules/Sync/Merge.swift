@@ -55,12 +55,12 @@ public enum Merge {
     public static func apply(_ log: TransactionLog, to contents: inout StoreContents) -> ChangeSummary {
         var summary = ChangeSummary()
         let before = contents.sync.applied
-        let textsBefore = texts(touchedBy: log.changes, in: contents)
+        var textChanges = TextChanges()
         defer {
-            recordHistory(textsBefore, device: log.device, deviceName: log.deviceName, sequence: log.sequence, committedAt: log.committedAt, in: &contents)
+            recordHistory(textChanges, device: log.device, deviceName: log.deviceName, sequence: log.sequence, committedAt: log.committedAt, in: &contents)
         }
         for change in log.changes {
-            apply(change, stamp: log.stamp, to: &contents, summary: &summary) { current in
+            apply(change, stamp: log.stamp, to: &contents, summary: &summary, textChanges: &textChanges) { current in
                 // Concurrent when the writer of the older stamp had not seen the newer one's
                 // write: a log stamped below the current value never saw it (the clocks order
                 // every write after what its writer saw); one stamped above saw it only if its
@@ -75,9 +75,23 @@ public enum Merge {
         return summary
     }
 
+    /// What a log's operations changed in each text, in order (for its history entries).
+    struct TextChanges {
+        var keys: [TextJournal.Key] = []
+        var changes: [TextJournal.Key: [TextChange]] = [:]
+
+        mutating func add(_ more: [TextChange], to key: TextJournal.Key) {
+            if changes[key] == nil { keys.append(key) }
+            changes[key, default: []] += more
+        }
+    }
+
+    /// `splices`: the text's value in the graph is the visible text of its sequence (as it always
+    /// is once a text has one), so what the operations change is spliced into it rather than the
+    /// whole text read again from the sequence.
     static func apply(
         _ change: LoggedChange, stamp: Stamp, to contents: inout StoreContents, summary: inout ChangeSummary,
-        concurrent: (Stamp) -> Bool = { _ in false }
+        textChanges: inout TextChanges, splices: Bool = true, concurrent: (Stamp) -> Bool = { _ in false }
     ) {
         let id = change.id
         switch change.op {
@@ -125,15 +139,18 @@ public enum Merge {
                 }
             }
             for (name, operations) in change.texts ?? [:] {
-                var sequence = contents.sync.texts[id]?[name] ?? seeded(from: record.attributes[name])
-                for operation in operations {
-                    // The decoder validated each operation; one the sequence still refuses (a
-                    // state past its limits) is left out rather than stopping the import.
-                    _ = try? sequence.apply(operation)
-                }
-                contents.sync.texts[id, default: [:]][name] = sequence
+                // The decoder validated each operation; one the sequence still refuses (a state
+                // past its limits) is left out rather than stopping the import. Applied in
+                // place, and noted for the store, which appends them.
+                let hadSequence = contents.sync.texts[id]?[name] != nil
+                let (made, countBefore) = contents.applyText(operations, object: id, attribute: name) { seeded(from: record.attributes[name]) }
+                textChanges.add(made, to: TextJournal.Key(object: id, attribute: name))
                 if stamps[name].map({ $0 < stamp }) ?? true { stamps[name] = stamp }
-                let text = AttributeValue.string(sequence.text)
+                var text: AttributeValue?
+                if splices || !hadSequence, case .string(let old)? = record.attributes[name], consistent(old, count: countBefore) {
+                    text = made.isEmpty ? .string(old) : TextChange.applying(made, to: old, count: countBefore).map(AttributeValue.string)
+                }
+                guard let text = text ?? contents.sync.texts[id]?[name].map({ AttributeValue.string($0.text) }) else { continue }
                 if record.attributes[name] != text {
                     record.attributes[name] = text
                     changed = true
@@ -149,31 +166,25 @@ public enum Merge {
         }
     }
 
-    /// The texts (object, attribute, value) that `changes` change by operations, as they are now.
-    static func texts(touchedBy changes: [LoggedChange], in contents: StoreContents) -> [(ObjectID, String, String)] {
-        texts(changes.flatMap { change in (change.texts ?? [:]).keys.sorted().map { (change.id, $0) } }, in: contents)
+    /// Whether `text` can be the visible text of a sequence of `count` scalars: its length
+    /// says so at once for ASCII, and its scalars are counted otherwise.
+    static func consistent(_ text: String, count: Int) -> Bool {
+        let bytes = text.utf8.count
+        if bytes == count { return true }
+        return bytes > count && text.unicodeScalars.count == count
     }
 
-    /// The values of the texts `keys` names (object, attribute), each once, as they are now.
-    static func texts(_ keys: [(ObjectID, String)], in contents: StoreContents) -> [(ObjectID, String, String)] {
-        var seen: Set<String> = []
-        return keys.filter { seen.insert("\($0.0.rawValue)\u{0}\($0.1)").inserted }.map { id, name in
-            (id, name, contents.graph.objects[id]?.attributes[name]?.stringValue ?? "")
-        }
-    }
-
-    /// Adds a ``Storage/TextSave`` for each text of `before` that is now different.
+    /// Adds a ``Storage/TextSave`` for each text the operations changed, from what they changed
+    /// (no second look at the whole text).
     static func recordHistory(
-        _ before: [(ObjectID, String, String)], device: DeviceID, deviceName: String, sequence: UInt64, committedAt: Date,
-        in contents: inout StoreContents
+        _ textChanges: TextChanges, device: DeviceID, deviceName: String, sequence: UInt64, committedAt: Date, in contents: inout StoreContents
     ) {
-        guard !before.isEmpty else { return }
-        for (id, name, old) in before {
-            let new = contents.graph.objects[id]?.attributes[name]?.stringValue ?? ""
+        guard !textChanges.keys.isEmpty else { return }
+        for key in textChanges.keys {
             let next = (contents.sync.history.last?.id ?? 0) &+ 1
             if let entry = TextSave.change(
-                from: old, to: new, id: next, object: id, attribute: name, device: device, deviceName: deviceName,
-                sequence: sequence, committedAt: committedAt) {
+                made: textChanges.changes[key] ?? [], id: next, object: key.object, attribute: key.attribute, device: device,
+                deviceName: deviceName, sequence: sequence, committedAt: committedAt) {
                 contents.sync.history.append(entry)
             }
         }
@@ -189,11 +200,9 @@ public enum Merge {
     @discardableResult
     public static func merge(_ baseline: Baseline, into contents: inout StoreContents, adoptsWhole: Bool = true) -> ChangeSummary {
         var summary = ChangeSummary()
-        let textsBefore = texts(
-            (baseline.texts ?? [:]).filter { contents.sync.tombstones[$0.key] == nil }.flatMap { id, texts in texts.keys.sorted().map { (id, $0) } },
-            in: contents)
+        var textChanges = TextChanges()
         defer {
-            recordHistory(textsBefore, device: baseline.writtenBy, deviceName: "baseline", sequence: 0, committedAt: baseline.writtenAt, in: &contents)
+            recordHistory(textChanges, device: baseline.writtenBy, deviceName: "baseline", sequence: 0, committedAt: baseline.writtenAt, in: &contents)
         }
         if adoptsWhole, contents.graph.objects.isEmpty, contents.sync.tombstones.isEmpty, contents.sync.stamps.isEmpty, contents.sync.texts.isEmpty {
             adopt(baseline, into: &contents, summary: &summary)
@@ -208,7 +217,7 @@ public enum Merge {
                 apply(LoggedChange(op: .update, id: id, entity: baseline.objects[id]?.entity ?? contents.graph.objects[id]?.entity ?? "",
                                    texts: [name: operations]),
                       stamp: baseline.stamps[id]?[name] ?? Stamp(wall: 0, counter: 0, device: baseline.writtenBy),
-                      to: &contents, summary: &summary)
+                      to: &contents, summary: &summary, textChanges: &textChanges, splices: false)
             }
         }
         for (device, sequence) in baseline.applied {
@@ -223,7 +232,8 @@ public enum Merge {
     /// The baseline's tombstones and objects merged one by one, each attribute with its stamp.
     static func mergeObjects(_ baseline: Baseline, into contents: inout StoreContents, summary: inout ChangeSummary) {
         for (id, stamp) in baseline.tombstones {
-            apply(LoggedChange(op: .delete, id: id), stamp: stamp, to: &contents, summary: &summary)
+            var none = TextChanges()
+            apply(LoggedChange(op: .delete, id: id), stamp: stamp, to: &contents, summary: &summary, textChanges: &none)
         }
         for (id, record) in baseline.objects {
             let stamps = baseline.stamps[id] ?? [:]
@@ -238,8 +248,9 @@ public enum Merge {
                 byStamp[stamp] = [:]
             }
             for (stamp, attributes) in byStamp.sorted(by: { $0.key < $1.key }) {
+                var none = TextChanges()
                 apply(LoggedChange(op: .insert, id: id, entity: record.entity, attributes: attributes),
-                      stamp: stamp, to: &contents, summary: &summary)
+                      stamp: stamp, to: &contents, summary: &summary, textChanges: &none)
             }
         }
     }

@@ -73,11 +73,26 @@ public struct Replicator: Sendable {
         document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
         to store: any DocumentStore, ship: Bool, durable: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]
     ) throws -> LocalCommit {
+        try commit(document: document, device: device, format: format, keys: keys, now: now, to: store, ship: ship, durable: durable) { graph in
+            (try makeChanges(graph), [])
+        }
+    }
+
+    /// ``commit(document:device:format:keys:now:to:ship:durable:_:)`` of changes and edits of
+    /// texts at known places (``TextEdit``): each edit becomes operations made from its
+    /// position, with no look at the whole text.
+    /// - Throws: `TextError.positionOutOfRange` for an edit past the end of its text (nothing
+    ///   is committed).
+    public static func commit(
+        document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
+        to store: any DocumentStore, ship: Bool, durable: Bool = true, editing makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
+    ) throws -> LocalCommit {
         let committedAt = now()
         let wall = ContainerBounds.clampedWall(committedAt)
         return try store.write(durable: durable) { contents in
-            try stage(
-                try makeChanges(contents.graph), document: document, device: device, format: format, keys: keys, wall: wall,
+            let (changes, edits) = try makeSave(contents.graph)
+            return try stage(
+                changes, edits: edits, document: document, device: device, format: format, keys: keys, wall: wall,
                 committedAt: committedAt, ship: ship, in: &contents)
         }
     }
@@ -94,18 +109,28 @@ public struct Replicator: Sendable {
     /// value it writes in the graph, it throws ``SyncError/Kind/saveRefused`` and nothing is
     /// committed, rather than report saved a save that changed nothing.
     public static func stage(
-        _ changes: [Change], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
-        committedAt: Date, ship: Bool, in contents: inout StoreContents
+        _ changes: [Change], edits: [TextEdit] = [], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil,
+        wall: UInt64, committedAt: Date, ship: Bool, in contents: inout StoreContents
     ) throws -> LocalCommit {
+        var changes = changes
+        // An edit of a text that has no sequence and will get none (format 1): its new value.
+        let byValue = format.version < 2 ? edits.filter { contents.sync.texts[$0.object]?[$0.attribute] == nil } : []
+        for edit in byValue {
+            guard let record = contents.graph.objects[edit.object] else { continue }
+            let text = try edit.applied(to: record.attributes[edit.attribute]?.stringValue ?? "")
+            changes.append(.update(edit.object, attributes: [edit.attribute: .string(text)]))
+        }
+        let edits = byValue.isEmpty ? edits : edits.filter { edit in !byValue.contains { $0.object == edit.object && $0.attribute == edit.attribute } }
         let written = TransactionLog.logged(changes, in: contents.graph)
         var logged = written
-        let format = Self.format(format, writing: logged, in: contents)
+        let format = edits.isEmpty ? Self.format(format, writing: logged, in: contents) : LogFormat(version: max(2, format.version), container: format.container)
         if format.version >= 2 {
             var salt = FNV1a()
             salt.mix(uuid: device.id.uuid)
             salt.mix((contents.sync.applied[device.id] ?? 0) &+ 1)
             salt.mix(wall)
             logged = try textOperations(logged, by: Agent(device.id), salt: salt, in: contents)
+            logged = try textOperations(edits, adding: logged, by: Agent(device.id), salt: salt, in: contents)
         }
         let commit = try stage(
             logged: logged, document: document, device: device, format: format, keys: keys, wall: wall, committedAt: committedAt, ship: ship,
@@ -252,6 +277,15 @@ public struct Replicator: Sendable {
     /// (Docs/CONTAINER-FORMAT.md). `salt` mixes the device, the save and its time; the new
     /// text is mixed in here.
     static func textOperations(_ changes: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: StoreContents) throws -> [LoggedChange] {
+        // A text written once in the save (the usual case) is diffed against the store's own
+        // state, which is not copied; one written twice goes through a working copy.
+        var writes: [TextJournal.Key: Int] = [:]
+        for change in changes where change.op != .delete {
+            guard let entity = change.entity else { continue }
+            for name in (change.attributes ?? [:]).keys where Merge.strategy(entity: entity, attribute: name) == .text {
+                writes[TextJournal.Key(object: change.id, attribute: name), default: 0] += 1
+            }
+        }
         var working: [ObjectID: [String: TextSequence]] = [:]
         return try changes.map { change in
             guard change.op != .delete, let entity = change.entity, let attributes = change.attributes else {
@@ -261,19 +295,69 @@ public struct Replicator: Sendable {
             var result = change
             for (name, value) in attributes where Merge.strategy(entity: entity, attribute: name) == .text {
                 guard let text = value.stringValue else { continue }
-                var sequence = working[change.id]?[name] ?? contents.sync.texts[change.id]?[name]
-                    ?? Merge.seeded(from: contents.graph.objects[change.id]?.attributes[name])
                 var hash = salt
                 for byte in text.utf8 { hash.mix(byte: byte) }
-                let next = sequence.nextCounter(for: agent)
-                if next < UInt64.max >> 1 { sequence.skipCounters(for: agent, to: next + (hash.value & 0xFFFF_FFFF)) }
-                let operations = try sequence.edits(to: text, by: agent)
-                working[change.id, default: [:]][name] = sequence
+                let operations: [TextOperation]
+                if writes[TextJournal.Key(object: change.id, attribute: name)] == 1 {
+                    let seeded = contents.sync.texts[change.id]?[name] == nil ? Merge.seeded(from: contents.graph.objects[change.id]?.attributes[name]) : nil
+                    operations = try Self.operations(to: text, in: seeded ?? contents.sync.texts[change.id]?[name] ?? TextSequence(), by: agent, hash: hash)
+                } else {
+                    var sequence = working[change.id]?[name] ?? contents.sync.texts[change.id]?[name]
+                        ?? Merge.seeded(from: contents.graph.objects[change.id]?.attributes[name])
+                    let next = sequence.nextCounter(for: agent)
+                    if next < UInt64.max >> 1 { sequence.skipCounters(for: agent, to: next + (hash.value & 0xFFFF_FFFF)) }
+                    operations = try sequence.edits(to: text, by: agent)
+                    working[change.id, default: [:]][name] = sequence
+                }
                 result.attributes?[name] = nil
                 if !operations.isEmpty { result.texts = (result.texts ?? [:]).merging([name: operations]) { $0 + $1 } }
             }
             return result
         }
+    }
+
+    /// Where a save's new ids start in `sequence`: a hash-chosen distance past the agent's last.
+    static func firstCounter(in sequence: TextSequence, by agent: Agent, hash: FNV1a) -> UInt64 {
+        let next = sequence.nextCounter(for: agent)
+        return next < UInt64.max >> 1 ? next + (hash.value & 0xFFFF_FFFF) : next
+    }
+
+    /// The operations that make `sequence`'s text `text` (one diff), without changing it.
+    static func operations(to text: String, in sequence: TextSequence, by agent: Agent, hash: FNV1a) throws(TextError) -> [TextOperation] {
+        try sequence.operations(to: text, by: agent, from: firstCounter(in: sequence, by: agent, hash: hash))
+    }
+
+    /// `logged` with the operations of `edits` added to the changes of their objects: each made
+    /// from its position in the text as the store holds it. Several edits of one text in a save
+    /// apply one after the other, on a working copy.
+    static func textOperations(_ edits: [TextEdit], adding logged: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: StoreContents) throws -> [LoggedChange] {
+        guard !edits.isEmpty else { return logged }
+        var logged = logged
+        var working: [TextJournal.Key: TextSequence] = [:]
+        for (index, edit) in edits.enumerated() {
+            guard let record = contents.graph.objects[edit.object] else { continue }
+            let key = TextJournal.Key(object: edit.object, attribute: edit.attribute)
+            let again = edits[(index + 1)...].contains { $0.object == edit.object && $0.attribute == edit.attribute } || working[key] != nil
+            let stored = working[key] ?? contents.sync.texts[edit.object]?[edit.attribute] ?? Merge.seeded(from: record.attributes[edit.attribute])
+            let (range, scalars) = try edit.resolved(count: stored.count)
+            var hash = salt
+            hash.mix(UInt64(range.lowerBound))
+            for scalar in scalars { hash.mix(UInt64(scalar.value)) }
+            let operations = try stored.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: stored, by: agent, hash: hash))
+            guard !operations.isEmpty else { continue }
+            if again {
+                var copy = stored
+                for operation in operations { try copy.apply(operation) }
+                working[key] = copy
+            }
+            if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
+                logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
+                if logged[at].entity == nil { logged[at].entity = record.entity }
+            } else {
+                logged.append(LoggedChange(op: .update, id: edit.object, entity: record.entity, texts: [edit.attribute: operations]))
+            }
+        }
+        return logged
     }
 
     /// Writes the store's outbox into the container and clears it. Returns the files written.
@@ -600,13 +684,25 @@ public struct Replicator: Sendable {
     }
 
     /// Deletes a document for every device: a tombstone that stays, and the document's folder.
-    public func delete(_ document: DocumentID) throws(SyncError) {
+    /// Returns the tombstone written.
+    @discardableResult
+    public func delete(_ document: DocumentID) throws(SyncError) -> DocumentTombstone {
+        let tombstone = try writeTombstone(document, deletedAt: now())
+        container.remove(container.documentDirectory(document))
+        return tombstone
+    }
+
+    /// Writes this device's tombstone of `document` (replacing a damaged one of its own): for a
+    /// delete, and again when the tombstone of a deletion this device made or applied is gone
+    /// from the container or damaged there, so the deletion still reaches every device.
+    @discardableResult
+    public func writeTombstone(_ document: DocumentID, deletedAt: Date) throws(SyncError) -> DocumentTombstone {
         try container.checkAvailable()
         // Peers apply tombstones only from registered devices.
         try registerIfMissing()
-        let tombstone = DocumentTombstone(document: document, deletedBy: device.id, deletedAt: now())
+        let tombstone = DocumentTombstone(document: document, deletedBy: device.id, deletedAt: deletedAt)
         try container.writeJSON(tombstone, to: container.tombstoneURL(document, device: device.id))
-        container.remove(container.documentDirectory(document))
+        return tombstone
     }
 
     // MARK: Import
@@ -624,6 +720,12 @@ public struct Replicator: Sendable {
             QuarantinedFile(url: $0, reason: "conflict copy made by the replication engine, not imported")
         }
         var plan = makePlan(document, listing, applied: contents.sync.applied, report: &report)
+        // A peer's baseline not read here yet may hold logs that are in no log file any more (a
+        // lost log its writer supplied again: ``lostLogs(_:listing:covered:contents:)``); its
+        // name alone cannot tell, so each is read until it is found trusted (one not trusted
+        // is reported, and read again, on every import, as before).
+        let read = Set(contents.sync.values[Self.baselinesReadKey, default: ""].split(separator: "\n").map(String.init))
+        if listing.baselineNames.contains(where: { !$0.hasPrefix("\(device.id)-") && !read.contains($0) }) { plan.needsBaseline = true }
 
         if plan.needsBaseline {
             // Every baseline is checked (widest first): the widest trusted one is also what a
@@ -658,6 +760,12 @@ public struct Replicator: Sendable {
                 contents = try store.read()
                 plan = makePlan(document, listing, applied: contents.sync.applied, report: &report)
             }
+            // Bookkeeping only, in no transaction of its own unless it changed.
+            let trustedNames = trusted.map(\.url.lastPathComponent).filter { !$0.hasPrefix("\(device.id)-") }
+            if Set(trustedNames) != read {
+                let value = trustedNames.sorted().joined(separator: "\n")
+                try store.write(durable: false) { $0.sync.values[Self.baselinesReadKey] = value.isEmpty ? nil : value }
+            }
         }
 
         var pending = plan.runs.flatMap { run in run.sequences.map { (run.device, $0) } }
@@ -691,7 +799,8 @@ public struct Replicator: Sendable {
                     logs.append(log)
                 } catch {
                     if firstUnreadable[origin] == nil { firstUnreadable[origin] = sequence }
-                    unreadable[origin, default: []].append(QuarantinedFile(url: url, reason: error.description))
+                    // Its writer is the one device sure to hold what it did.
+                    unreadable[origin, default: []].append(QuarantinedFile(url: url, reason: error.description, wayOut: .replaceDamaged(writer: origin)))
                 }
             }
             // A device whose unreadable slots no later log steps over stops at the first of them.
@@ -813,6 +922,10 @@ public struct Replicator: Sendable {
         }
         return nil
     }
+
+    /// The store value naming the peers' baselines the last import that read baselines
+    /// trusted (one name a line): a name not among them makes the next import read them.
+    static let baselinesReadKey = "sync.baselines-read"
 
     private struct Plan {
         var runs: [(device: DeviceID, sequences: [UInt64])] = []
@@ -982,7 +1095,13 @@ public struct Replicator: Sendable {
         }
         var coverage = covered
         var applied = contents.sync.applied
-        if uncovered >= max(baselineThreshold, contents.graph.objects.count / Self.objectsPerUncoveredLog) {
+        let lost = lostLogs(document, listing: listing, covered: covered[device.id] ?? 0, contents: contents)
+        if !lost.isEmpty, let supplied = try resupply(document, lost: lost, listing: listing, store: store) {
+            report.baseline = supplied.baseline
+            report.resupplied = supplied.lost
+            applied = try store.read().sync.applied
+            coverage = applied
+        } else if uncovered >= max(baselineThreshold, contents.graph.objects.count / Self.objectsPerUncoveredLog) {
             report.baseline = try writeBaseline(document, from: store)
             applied = try store.read().sync.applied
             coverage = applied
@@ -991,6 +1110,55 @@ public struct Replicator: Sendable {
         report.prunedLogs = pruneLogs(
             document, covering: coverage[device.id] ?? 0, written: evidence.shown(device.id), registry: registry, present: listing.logs[device.id] ?? [])
         return report
+    }
+
+    /// This device's logs of `document` that its store applied and the container lacks, while
+    /// no trusted baseline covers them (`covered`: how many of this device's logs the widest
+    /// one does) and its outbox does not hold them: removed from the container (damaged, then
+    /// taken out as `container verify` says; a replica gone wrong), and only this device is sure
+    /// to hold what they did. None for a document whose folder is gone or that a tombstone
+    /// names: a deletion, not a loss. Costs nothing more than the listing when every log is there.
+    func lostLogs(_ document: DocumentID, listing: DocumentListing, covered: UInt64, contents: StoreContents) -> [UInt64] {
+        let applied = contents.sync.applied[device.id] ?? 0
+        guard applied > covered else { return [] }
+        var held = Set((listing.logs[device.id] ?? []).filter { $0 > covered && $0 <= applied })
+        held.formUnion(contents.sync.outbox.keys.filter { $0 > covered && $0 <= applied })
+        guard UInt64(held.count) < applied - covered else { return [] }
+        guard Container.isFolder(container.documentDirectory(document)), !container.isDeleted(document) else { return [] }
+        // The store's own count of its saves: as many as it made, never a number from outside.
+        return (covered + 1...applied).filter { !held.contains($0) }
+    }
+
+    /// Supplies `lost` logs of this device again: a baseline of the store, which covers them,
+    /// so every device builds from it past them (a baseline of a device's own is its word about
+    /// its logs: ``ClaimEvidence``). Looks again first with every trusted baseline (`lost` was
+    /// found against the widest only), and writes nothing when this device's baseline of the
+    /// store as it is is there already but not trusted (writing it again would change nothing).
+    /// Returns the logs supplied and the baseline, or nil.
+    func resupply(_ document: DocumentID, lost: [UInt64], listing: DocumentListing, store: any DocumentStore) throws -> (lost: [UInt64], baseline: URL)? {
+        let contents = try store.read()
+        let baselines = container.baselines(document)
+        let evidence = ClaimEvidence(
+            container, document: document, listing: listing, applied: contents.sync.applied, reader: device.id, baselines: baselines.map(\.baseline))
+        let trusted = baselines.filter { trustProblem($0.baseline, evidence: evidence) == nil }
+        let covered = trusted.map { $0.baseline.applied[device.id] ?? 0 }.max() ?? 0
+        let stillLost = lostLogs(document, listing: listing, covered: covered, contents: contents)
+        guard !stillLost.isEmpty else { return nil }
+        let coverage = contents.sync.applied.values.reduce(0, ContainerBounds.sum)
+        if baselines.contains(where: { $0.baseline.writtenBy == device.id && $0.baseline.coverage == coverage }) { return nil }
+        return (stillLost, try writeBaseline(document, from: store))
+    }
+
+    /// `container repair` for this device's own logs of `document`: supplies again those the
+    /// container lost (``lostLogs(_:listing:covered:contents:)``). Returns the logs supplied and
+    /// the baseline that covers them, or nil when none is lost.
+    public func resupplyLostLogs(_ document: DocumentID, store: any DocumentStore) throws -> (lost: [UInt64], baseline: URL)? {
+        let listing = container.listing(document)
+        let contents = try store.read()
+        let covered = trustedBaseline(document, listing: listing, applied: contents.sync.applied)?.applied[device.id] ?? 0
+        let lost = lostLogs(document, listing: listing, covered: covered, contents: contents)
+        guard !lost.isEmpty else { return nil }
+        return try resupply(document, lost: lost, listing: listing, store: store)
     }
 
     /// Removes this device's logs of `document` that every registered device has applied and
@@ -1192,11 +1360,14 @@ public struct ImportedLog: Sendable, Hashable {
 public struct QuarantinedFile: Sendable, Hashable, CustomStringConvertible {
     public let url: URL
     public let reason: String
-    public var description: String { "\(url.path): \(reason)" }
+    /// What gets the file's content to the devices that refused it, when something does.
+    public let wayOut: WayOut?
+    public var description: String { "\(url.path): \(reason)" + (wayOut.map { "; \($0)" } ?? "") }
 
-    public init(url: URL, reason: String) {
+    public init(url: URL, reason: String, wayOut: WayOut? = nil) {
         self.url = url
         self.reason = reason
+        self.wayOut = wayOut
     }
 }
 
@@ -1215,4 +1386,6 @@ public struct DownloadProgress: Sendable, Hashable, Codable {
 public struct CompactionReport: Sendable {
     public var baseline: URL?
     public var prunedLogs = 0
+    /// This device's logs the container had lost, covered again by `baseline`.
+    public var resupplied: [UInt64] = []
 }

@@ -9,6 +9,10 @@ public enum WayOut: Sendable, Hashable, CustomStringConvertible {
     case newIdentity
     /// A log is missing for good: a device that applied it writes a baseline that covers it.
     case repair(writer: DeviceID)
+    /// A file of `writer` is damaged and stays so (not a delivery still in progress): it is
+    /// removed, and its writer supplies what it held again (a baseline for a log, the file again
+    /// for a tombstone).
+    case replaceDamaged(writer: DeviceID)
     /// A log another device made is not in the container yet: that device ships it.
     case syncOn(DeviceID)
     /// The container's identity changed and this device stays local until it adopts the new one.
@@ -26,7 +30,7 @@ public enum WayOut: Sendable, Hashable, CustomStringConvertible {
     public var command: String? {
         switch self {
         case .newIdentity: "multidoc device new-identity --yes"
-        case .repair: "multidoc container repair"
+        case .repair, .replaceDamaged: "multidoc container repair"
         case .syncOn: "multidoc sync"
         case .adopt: "multidoc container adopt"
         case .admit(let fingerprint): "multidoc device admit \(fingerprint)"
@@ -42,6 +46,8 @@ public enum WayOut: Sendable, Hashable, CustomStringConvertible {
             "run `multidoc device new-identity --yes` on this device (its root was copied, or restored from a backup, and both copies saved as one device); then `multidoc sync`"
         case .repair(let writer):
             "if the log was lost, run `multidoc container repair` on device \(writer) (or on a device that has the log)"
+        case .replaceDamaged(let writer):
+            "if it stays so, remove it from the container and run `multidoc container repair` on device \(writer), which wrote it and then supplies what it held"
         case .syncOn(let device):
             "run `multidoc sync` on device \(device); if the log was lost, check `multidoc container verify`"
         case .adopt:

@@ -86,6 +86,25 @@ struct ItemList {
     /// Per interned agent, its runs of counters sorted by start.
     var runs: [[SlotRun]] = []
     var visibleCount = 0
+    /// While a caller records (``TextSequence/recordingChanges(_:)``), what changed in the
+    /// visible text, in order; nil otherwise.
+    var recorded: [TextChange]?
+
+    /// The number of visible scalars before the item at `cursor`.
+    func visiblePosition(of cursor: Cursor) -> Int {
+        var position = 0
+        for orderIndex in 0..<min(cursor.order, order.count) { position += leaves[Int(order[orderIndex])].visible }
+        guard cursor.order < order.count else { return position }
+        let items = leaves[Int(order[cursor.order])].items
+        for index in 0..<min(cursor.index, items.count) { position += items[index].visibleLength }
+        return position
+    }
+
+    mutating func recordInsertion(at position: Int, _ scalars: some Collection<Unicode.Scalar>) {
+        guard recorded != nil else { return }
+        let change = TextChange(position: position, removed: [], inserted: Array(scalars))
+        recorded?.append(change)
+    }
 
     // MARK: - Ids
 
@@ -218,6 +237,7 @@ struct ItemList {
 
     /// Inserts a new item at `cursor` (an item boundary) and appends its content.
     mutating func insert(_ item: Item, scalars: some Collection<Unicode.Scalar>, at cursor: Cursor) {
+        if recorded != nil { recordInsertion(at: visiblePosition(of: cursor), scalars) }
         let leaf = Int(order[cursor.order])
         leaves[leaf].items.insert(item, at: cursor.index)
         leaves[leaf].visible += item.visibleLength
@@ -232,6 +252,11 @@ struct ItemList {
     mutating func markDeleted(at cursor: Cursor) {
         let leaf = Int(order[cursor.order])
         let length = leaves[leaf].items[cursor.index].visibleLength
+        if recorded != nil, length > 0 {
+            let item = leaves[leaf].items[cursor.index]
+            let change = TextChange(position: visiblePosition(of: cursor), removed: Array(content[item.slot..<(item.slot + length)]), inserted: [])
+            recorded?.append(change)
+        }
         leaves[leaf].items[cursor.index].deleted = true
         leaves[leaf].visible -= length
         visibleCount -= length

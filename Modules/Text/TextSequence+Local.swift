@@ -17,6 +17,7 @@ extension TextSequence {
         guard !scalars.isEmpty else { throw .emptyRun }
         guard scalars.count <= TextOperation.maximumRunLength else { throw .runTooLong(scalars.count) }
         guard list.content.count + scalars.count <= Int(Int32.max) else { throw .stateTooLarge }
+        changed()
         let number = intern(agent)
         let counter = nextCounter[Int(number)]
         let (end, overflow) = counter.addingReportingOverflow(UInt64(scalars.count))
@@ -62,6 +63,7 @@ extension TextSequence {
               item.slot + Int(item.length) == list.content.count, item.originRight == originRight,
               Int(item.length) + scalars.count <= TextOperation.maximumRunLength
         else { return false }
+        if list.recorded != nil { list.recordInsertion(at: list.visiblePosition(of: cursor), scalars) }
         list.leaves[leaf].items[index].length += UInt32(scalars.count)
         list.leaves[leaf].visible += scalars.count
         list.visibleCount += scalars.count
@@ -84,6 +86,7 @@ extension TextSequence {
             throw .positionOutOfRange(position: range.lowerBound < 0 ? range.lowerBound : range.upperBound, count: count)
         }
         guard !range.isEmpty else { return [] }
+        changed()
         _ = intern(agent)
         var (cursor, offset) = list.findVisible(range.lowerBound)
         var remaining = range.count

@@ -19,6 +19,7 @@ extension TextSequence {
     public mutating func apply(_ operation: TextOperation) throws(TextError) -> ApplyOutcome {
         try operation.validate()
         let outcome = try applyIfReady(operation)
+        if outcome != .alreadyApplied { changed() }
         switch outcome {
         case .applied:
             drainPending()

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Replicated text: a sequence CRDT over Unicode scalars.
 ///
 /// Every inserted scalar has an id (agent, counter) and is placed between the neighbours it was
@@ -18,9 +20,27 @@ public struct TextSequence: Sendable {
     var nextCounter: [UInt64] = []
     /// Remote operations waiting for ids they refer to.
     var pending: [TextOperation] = []
+    /// A number no other state of this process has: a copy keeps it, every change replaces it
+    /// (``revision``).
+    private(set) var revisionToken = TextSequence.nextRevision()
 
     /// An empty text.
     public init() {}
+
+    private static let revisions = Atomic<UInt64>(1)
+
+    static func nextRevision() -> UInt64 { revisions.add(1, ordering: .relaxed).newValue }
+
+    /// Identifies this state within the process: copies share it until one of them changes,
+    /// and every change (an insert, a delete, an operation applied, counters skipped) gives
+    /// the changed copy a number no state of this process had before. Equal revisions mean the
+    /// same state, without comparing a scalar: how a store tells which texts a transaction
+    /// changed, and whether the operations it was told of are all that changed them. Not part
+    /// of equality, nor of the encoded state.
+    public var revision: UInt64 { revisionToken }
+
+    /// Marks the state changed (``revision``).
+    mutating func changed() { revisionToken = Self.nextRevision() }
 
     /// The number of visible scalars.
     public var count: Int { list.visibleCount }
@@ -58,6 +78,7 @@ public struct TextSequence: Sendable {
     /// contiguous: a writer may skip ahead so that two replicas of one agent (a copied device)
     /// are very unlikely to mint the same ids.
     public mutating func skipCounters(for agent: Agent, to counter: UInt64) {
+        changed()
         noteCounters(agent: intern(agent), end: counter)
     }
 

@@ -80,6 +80,39 @@ import TestSupport
         #expect(container.tombstones(of: doc).count == 1)
     }
 
+    /// A's last log is lost while B, ahead of A on its own logs, had not applied it. A supplies
+    /// it again with a baseline whose coverage (a sum) is below what B applied: B still reads it,
+    /// once, by its name, and gets A's edit; A's next compaction writes none again.
+    @Test(arguments: backends)
+    func aLostLastLogReachesAPeerAheadOfItsWriter(backend: SyncBackend) throws {
+        let harness = try SyncHarness(backend)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A"), b = harness.device(2, "B")
+        try a.create(doc, name: "TestDoc1", text: "start", now: harness.clock.now())
+        try b.importPending(doc)
+        for index in 1...3 {
+            harness.clock.advance(1)
+            try b.save(doc, [.insert(ObjectID("b-\(index)"), entity: "Note", attributes: ["body": .string("from B \(index)")])])
+        }
+        harness.clock.advance(1)
+        try a.edit(doc, text: "A's last")
+        let container = Container(root: harness.container)
+        let lost = container.logURL(doc, device: a.identity.id, sequence: 2)
+        try FileManager.default.removeItem(at: lost)
+        #expect(try b.importPending(doc).imported.isEmpty)
+
+        let compaction = try a.replicator.compact(doc, store: try a.store(doc))
+        #expect(compaction.resupplied == [2])
+        #expect(compaction.baseline != nil)
+        let report = try b.importPending(doc)
+        #expect(report.baselinesMerged == 1)
+        #expect(try b.text(doc) == "A's last")
+        #expect(try b.store(doc).read().sync.applied[a.identity.id] == 2)
+        // Read once: the next import does not read the baselines again; A writes none again.
+        #expect(try b.importPending(doc).baselinesMerged == 0)
+        #expect(try a.replicator.compact(doc, store: try a.store(doc)).baseline == nil)
+    }
+
     /// Something else in the slot of this device's next log — a file too big to be a log, or
     /// another log of that sequence — keeps the save in the outbox and says so (junk used to
     /// count as shipped, and the save never reached a peer).

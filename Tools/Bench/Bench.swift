@@ -46,6 +46,7 @@ struct Run: AsyncParsableCommand {
             help: ArgumentHelp("Run only the scenarios with a row whose id starts with this; repeatable (--only cli. --only daemon.idle).",
                                valueName: "id-prefix"))
     var only: [String] = []
+    @Option(help: "One-character saves measured per document length (save.*).") var saves = 100
     @Option(help: "Storage backend of the devices (sqlite or json).") var store = "sqlite"
     @Flag(help: "Small sizes, for a quick look (a few minutes): 300 documents, 10 s idle.") var quick = false
     @Flag(help: "Print the table as JSON.") var json = false
@@ -56,7 +57,7 @@ struct Run: AsyncParsableCommand {
         guard ["sqlite", "json"].contains(store) else { throw ValidationError("--store must be sqlite or json") }
         for (name, value) in [("--rounds", rounds), ("--slow-rounds", slowRounds), ("--handoff-rounds", handoffRounds),
                               ("--new-documents", newDocuments), ("--backlog", backlog), ("--big-join-changes", bigJoinChanges), ("--documents", documents),
-                              ("--memory-documents", memoryDocuments ?? 1), ("--idle-seconds", idleSeconds ?? 1)] where value < 1 {
+                              ("--saves", saves), ("--memory-documents", memoryDocuments ?? 1), ("--idle-seconds", idleSeconds ?? 1)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
         if json && markdown { throw ValidationError("choose one of --json or --markdown") }
@@ -67,7 +68,7 @@ struct Run: AsyncParsableCommand {
     }
 
     struct Sizes {
-        var rounds, slow, handoff, new, backlog, bigJoin, documents, memory, idleSeconds: Int
+        var rounds, slow, handoff, new, backlog, bigJoin, documents, memory, idleSeconds, saves: Int
     }
 
     func run() async throws {
@@ -75,9 +76,9 @@ struct Run: AsyncParsableCommand {
         do { programs = try Programs() } catch { throw ValidationError("\(error)") }
         let sizes = quick
             ? Sizes(rounds: 10, slow: 3, handoff: 100, new: 5, backlog: 5_000, bigJoin: 20_000, documents: 300, memory: memoryDocuments ?? 300,
-                    idleSeconds: idleSeconds ?? 10)
+                    idleSeconds: idleSeconds ?? 10, saves: 20)
             : Sizes(rounds: rounds, slow: slowRounds, handoff: handoffRounds, new: newDocuments, backlog: backlog, bigJoin: bigJoinChanges, documents: documents,
-                    memory: memoryDocuments ?? documents, idleSeconds: idleSeconds ?? 60)
+                    memory: memoryDocuments ?? documents, idleSeconds: idleSeconds ?? 60, saves: saves)
         let selected = Set(Scenario.allCases.filter { scenario in
             only.isEmpty || scenario.rows.contains { id in only.contains { id.hasPrefix($0) } }
         })
@@ -107,6 +108,20 @@ struct Run: AsyncParsableCommand {
                 table.pacedOneWay = pacedOneWay.p50Ms
                 table.row("limit.paced.oneway.p50", "physical limit at the ping's pace (\(pause) before each hand-off): one-way p50", ms: pacedOneWay.p50Ms, ratio: .oneWay)
                 table.row("limit.paced.oneway.p99", "physical limit at the ping's pace: one-way p99", ms: pacedOneWay.p99Ms, ratio: .oneWay)
+            }
+        }
+
+        if selected.contains(.save) {
+            progress("one-character saves into documents of 10k and 1M characters, in process, durable, \(sizes.saves) each …")
+            let cost = try await SaveCost.measure(folder: folder.appendingPathComponent("saves"), store: store, lengths: [10_000, 1_000_000], saves: sizes.saves)
+            let reference = cost.referenceMs
+            table.row("save.reference", "durable write of a 200-byte file (write, fsync, rename, fsync folder), in process, median", ms: reference)
+            for (length, id, label, aim) in [(10_000, "save.1char.10k", "10k", 1.2), (1_000_000, "save.1char.1m", "1M", 3.0)] {
+                let ms = cost.saveMs[length] ?? 0
+                let ratio = reference > 0 ? ms / reference : 0
+                table.row(id, "one-character save into a \(label)-character document, in process, durable (FastSave, log in the container), median; value: × save.reference (\(String(format: "%.2f", ms)) ms)",
+                          value: ratio, unit: "× reference", text: String(format: "%.2f× (%.2f ms)", ratio, ms),
+                          target: Target("≤ \(aim)×", atMost: aim))
             }
         }
 
@@ -248,11 +263,12 @@ struct Run: AsyncParsableCommand {
 
 /// The benchmark's parts, each with the ids of the rows it adds (`--only` picks by them).
 enum Scenario: CaseIterable {
-    case limit, ping, pingSigned, pingSlow, newViewable, backlog, bigJoin, signing, list, pass, idle, join, memory, cli
+    case limit, save, ping, pingSigned, pingSlow, newViewable, backlog, bigJoin, signing, list, pass, idle, join, memory, cli
 
     var rows: [String] {
         switch self {
         case .limit: ["limit.oneway.p50", "limit.oneway.p99", "limit.roundtrip.p50", "limit.paced.oneway.p50", "limit.paced.oneway.p99", "limit.after.oneway.p50"]
+        case .save: ["save.reference", "save.1char.10k", "save.1char.1m"]
         case .ping: ["ping.oneway.p50", "ping.oneway.p99", "ping.roundtrip.p50"]
         case .pingSigned: ["ping.signed.oneway.p50", "ping.signed.oneway.p99", "ping.signed.roundtrip.p50"]
         case .pingSlow: ["ping.slow.oneway.p50", "ping.slow.oneway.p99", "ping.slow.roundtrip.p50"]

@@ -22,6 +22,9 @@ public final class SQLiteDocumentStore: DocumentStore {
     private let isClosed = Mutex(false)
     /// Commits since this store last asked for a checkpoint (``checkpointEvery``).
     private let commitsSinceCheckpoint = Mutex(0)
+    /// Rows of text operations appended since the texts' states were last written, as far as
+    /// this object knows (``compactEvery``).
+    private let appendedTextRows = Mutex(0)
     private let journalMode: JournalMode
     /// The store's `synchronous` setting: what a durable commit runs with.
     private let synchronous: String
@@ -181,6 +184,7 @@ public final class SQLiteDocumentStore: DocumentStore {
         queue = other.queue
         cache.withLock { $0 = other.cache.withLock { $0 } }
         commitsSinceCheckpoint.withLock { $0 = other.commitsSinceCheckpoint.withLock { $0 } }
+        appendedTextRows.withLock { $0 = other.appendedTextRows.withLock { $0 } }
         journalMode = other.journalMode
         synchronous = other.synchronous
         connectionSynchronous = Mutex(other.connectionSynchronous.withLock { $0 })
@@ -305,13 +309,23 @@ public final class SQLiteDocumentStore: DocumentStore {
                     }
                 }
                 try db.inTransaction(.immediate) {
-                    let (current, before) = try self.current(db)
-                    var after = before
+                    // Taken out of the cache, and `before` without its texts: the body then
+                    // changes each text in place (a copy of a long text's state costs more than
+                    // the save), and the texts are compared by revision.
+                    var (current, after) = try self.takeCurrent(db)
+                    let committedTexts = SQLiteSchema.revisions(after)
+                    var before = after
+                    before.sync.texts = [:]
                     result = try body(&after)
-                    guard after != before else { return .commit }
-                    try SQLiteSchema.save(diffFrom: before, to: after, in: db)
-                    let generation = try SQLiteSchema.bumpGeneration(from: current, db)
-                    self.cache.withLock { $0 = (generation, after) }
+                    let (changed, appended) = try SQLiteSchema.save(from: before, committedTexts: committedTexts, to: after, in: db)
+                    after.textJournal = TextJournal()
+                    guard changed else {
+                        self.cache.withLock { $0 = (current, after) }
+                        return .commit
+                    }
+                    current = try SQLiteSchema.bumpGeneration(from: current, db)
+                    self.cache.withLock { $0 = (current, after) }
+                    if appended > 0 { self.appendedTextRows.withLock { $0 += appended } }
                     self.lastCommitLevelSeen.withLock { $0 = level }
                     committed = true
                     return .commit
@@ -350,16 +364,52 @@ public final class SQLiteDocumentStore: DocumentStore {
     /// were made since the last one, and returns at once: the store's next read or write waits
     /// for it (a store closed meanwhile turns it into an error that is ignored).
     public func checkpointIfDue() {
+        let compactionDue = appendedTextRows.withLock { $0 >= Self.compactEvery }
         let due = commitsSinceCheckpoint.withLock { count -> Bool in
             guard count >= Self.checkpointEvery else { return false }
             count = 0
             return true
         }
-        guard due, !isClosed.withLock({ $0 }) else { return }
+        guard due || compactionDue, !isClosed.withLock({ $0 }) else { return }
         queue.asyncWriteWithoutTransaction { db in
-            guard (try? self.restoreSyncingLevel(db)) != nil else { return }
+            if compactionDue { _ = try? self.compactTexts(db) }
+            guard due, (try? self.restoreSyncingLevel(db)) != nil else { return }
             _ = try? db.checkpoint(.passive)
         }
+    }
+
+    /// After this many rows of text operations, ``checkpointIfDue()`` writes the texts' states
+    /// again (``compact()``): a save appends its operations, and opening a store reads each
+    /// text's state and the rows after it.
+    public static let compactEvery = 128
+
+    /// Writes the state of every text with appended operations and drops those rows, in one
+    /// durable transaction; the contents do not change. Housekeeping, off a save's path
+    /// (``checkpointIfDue()`` runs it when due); a crash at any point leaves either the old
+    /// state and its rows or the new state.
+    public func compact() throws(StoreError) {
+        if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
+        do {
+            try queue.writeWithoutTransaction { db in _ = try self.compactTexts(db) }
+        } catch {
+            throw Self.map(error, path: url.path)
+        }
+    }
+
+    private func compactTexts(_ db: Database) throws -> Int {
+        try restoreSyncingLevel(db)
+        if connectionSynchronous.withLock({ $0 }) != synchronous {
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            connectionSynchronous.withLock { $0 = synchronous }
+        }
+        var rewritten = 0
+        try db.inTransaction(.immediate) {
+            let (_, contents) = try self.current(db)
+            rewritten = try SQLiteSchema.compactTexts(contents, in: db)
+            return .commit
+        }
+        appendedTextRows.withLock { $0 = 0 }
+        return rewritten
     }
 
     /// A checkpoint syncs only at NORMAL or above: the connection leaves OFF (a store's first
@@ -397,8 +447,24 @@ public final class SQLiteDocumentStore: DocumentStore {
     private func current(_ db: Database) throws -> (generation: Int64, contents: StoreContents) {
         let generation = try SQLiteSchema.generation(db)
         if let cached = cache.withLock({ $0 }), cached.generation == generation { return cached }
-        let contents = try SQLiteSchema.load(db)
+        let (contents, appended) = try SQLiteSchema.load(db)
+        appendedTextRows.withLock { $0 = appended }
         cache.withLock { $0 = (generation, contents) }
+        return (generation, contents)
+    }
+
+    /// ``current(_:)`` taken out of the cache, so that the caller holds the only reference to
+    /// its texts (the caller puts back what it commits).
+    private func takeCurrent(_ db: Database) throws -> (generation: Int64, contents: StoreContents) {
+        let generation = try SQLiteSchema.generation(db)
+        if let cached = cache.withLock({ cache in
+            defer { cache = nil }
+            return cache
+        }), cached.generation == generation {
+            return cached
+        }
+        let (contents, appended) = try SQLiteSchema.load(db)
+        appendedTextRows.withLock { $0 = appended }
         return (generation, contents)
     }
 

@@ -14,6 +14,10 @@ import Text
 /// Migration `v4`: `records`, one row per object (its entity, and its attributes with their
 /// stamps in one blob, ``recordBytes(_:stamps:)``), in place of `objects` and `attributes`: an
 /// import wrote five B-tree entries per inserted object and now writes one.
+/// Migration `v5`: `text_operations`, the operations applied to each text since its state in
+/// `texts` was written, appended by each save (``appendTextOperations(_:to:in:)``) and folded
+/// into `texts` at checkpoints (``compactTexts(_:in:)``); a record's text that its sequence
+/// holds is not repeated in `records` (flag 2 of ``recordBytes(_:stamps:texts:)``).
 enum SQLiteSchema {
     static let zeroDevice = "00000000-0000-0000-0000-000000000000"
 
@@ -64,6 +68,13 @@ enum SQLiteSchema {
                 try insert.execute(arguments: [id.rawValue, record.entity, Data(recordBytes(record, stamps: stamps[id]))])
             }
             try db.execute(sql: "DROP TABLE attributes; DROP TABLE objects")
+        }
+        migrator.registerMigration("v5") { db in
+            try db.execute(sql: """
+                CREATE TABLE text_operations (
+                    object_id TEXT NOT NULL, name TEXT NOT NULL, sequence INTEGER NOT NULL, operations BLOB NOT NULL,
+                    PRIMARY KEY (object_id, name, sequence)) WITHOUT ROWID;
+                """)
         }
         return migrator
     }
@@ -240,8 +251,9 @@ enum SQLiteSchema {
 
     // MARK: Load
 
-    static func load(_ db: Database) throws -> StoreContents {
+    static func load(_ db: Database) throws -> (contents: StoreContents, appendedRows: Int) {
         var contents = StoreContents()
+        var heldBySequences: [(ObjectID, String)] = []
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM records") ?? 0
         contents.graph.objects.reserveCapacity(count)
         contents.sync.stamps.reserveCapacity(count)
@@ -249,8 +261,9 @@ enum SQLiteSchema {
         while let row = try rows.next() {
             let id = ObjectID(try text(row, "id", table: "records"))
             let entity = try text(row, "entity", table: "records")
-            let (attributes, stamps) = try record(try blob(row, "attributes", table: "records"), of: id)
+            let (attributes, stamps, held) = try record(try blob(row, "attributes", table: "records"), of: id)
             contents.graph.objects[id] = ObjectRecord(entity: entity, attributes: attributes)
+            for name in held { heldBySequences.append((id, name)) }
             if !stamps.isEmpty { contents.sync.stamps[id] = stamps }
         }
         for row in try Row.fetchAll(db, sql: "SELECT object_id, stamp_wall, stamp_counter, stamp_device FROM tombstones") {
@@ -278,6 +291,34 @@ enum SQLiteSchema {
                 throw corrupt("texts.state of \(id.rawValue).\(name) is not a text state: \(error)")
             }
         }
+        // What each text's saves applied since its state was written, in order.
+        var appendedRows = 0
+        for row in try Row.fetchAll(db, sql: "SELECT object_id, name, sequence, operations FROM text_operations ORDER BY object_id, name, sequence") {
+            let id = ObjectID(try text(row, "object_id", table: "text_operations"))
+            let name = try text(row, "name", table: "text_operations")
+            let operations: [TextOperation]
+            do {
+                operations = try decodeOperations(Array(try blob(row, "operations", table: "text_operations")))
+            } catch let error as DatabaseError {
+                throw error
+            } catch {
+                throw corrupt("text_operations of \(id.rawValue).\(name), row \(try integer(row, "sequence", table: "text_operations")), are not text operations: \(error)")
+            }
+            guard contents.sync.texts[id]?[name] != nil else {
+                throw corrupt("text_operations of \(id.rawValue).\(name) follow no state in texts")
+            }
+            for operation in operations {
+                // As the save applied them: one the state refused then is refused again.
+                _ = try? contents.sync.texts[id]?[name]?.apply(operation)
+            }
+            appendedRows += 1
+        }
+        for (id, name) in heldBySequences {
+            guard let sequence = contents.sync.texts[id]?[name] else {
+                throw corrupt("records.attributes of \(id.rawValue) leaves its \(name) to a text state that is not in texts")
+            }
+            contents.graph.objects[id]?.attributes[name] = .string(sequence.text)
+        }
         let decoder = JSONDecoder()
         for row in try Row.fetchAll(db, sql: "SELECT id, entry FROM history ORDER BY id") {
             do {
@@ -297,7 +338,64 @@ enum SQLiteSchema {
             else if key.hasPrefix("value.") { contents.sync.values[String(key.dropFirst(6))] = value }
         }
         contents.sync.clock = HybridLogicalClock(wall: wall, counter: counter)
-        return contents
+        return (contents, appendedRows)
+    }
+
+    // MARK: Text operations
+
+    /// Operations as one `text_operations.operations` blob: a count, then each operation in
+    /// format 2's spelling (``Text/TextOperation``).
+    static func operationBytes(_ operations: [TextOperation]) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.varint(operations.count)
+        for operation in operations { operation.write(to: &writer) }
+        return writer.bytes
+    }
+
+    static func decodeOperations(_ bytes: [UInt8]) throws(TextDecodingError) -> [TextOperation] {
+        var reader = ByteReader(bytes)
+        // Each operation takes at least 2 bytes.
+        let count = try reader.count(maximum: reader.remaining / 2)
+        var operations: [TextOperation] = []
+        operations.reserveCapacity(count)
+        for _ in 0..<count { operations.append(try TextOperation.read(from: &reader)) }
+        try reader.finish()
+        return operations
+    }
+
+    /// Appends one row of `operations` after the text's last one.
+    static func appendTextOperations(_ operations: [TextOperation], to key: TextJournal.Key, in db: Database) throws {
+        let last = try Int64.fetchOne(
+            try db.cachedStatement(sql: "SELECT max(sequence) FROM text_operations WHERE object_id = ? AND name = ?"),
+            arguments: [key.object.rawValue, key.attribute]) ?? 0
+        try db.cachedStatement(sql: "INSERT INTO text_operations (object_id, name, sequence, operations) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [key.object.rawValue, key.attribute, last &+ 1, Data(operationBytes(operations))])
+    }
+
+    /// Writes the whole state of a text and drops the operations it now holds.
+    static func writeTextState(_ sequence: TextSequence, of key: TextJournal.Key, in db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO texts (object_id, name, state) VALUES (?, ?, ?)")
+            .execute(arguments: [key.object.rawValue, key.attribute, Data(sequence.encoded)])
+        try db.cachedStatement(sql: "DELETE FROM text_operations WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
+    }
+
+    /// Folds the appended operations of every text that has some into its state (`contents`
+    /// is what the store holds now). Returns how many texts were rewritten.
+    @discardableResult
+    static func compactTexts(_ contents: StoreContents, in db: Database) throws -> Int {
+        var keys: [TextJournal.Key] = []
+        for row in try Row.fetchAll(db, sql: "SELECT DISTINCT object_id, name FROM text_operations") {
+            keys.append(TextJournal.Key(
+                object: ObjectID(try text(row, "object_id", table: "text_operations")), attribute: try text(row, "name", table: "text_operations")))
+        }
+        for key in keys {
+            if let sequence = contents.sync.texts[key.object]?[key.attribute] {
+                try writeTextState(sequence, of: key, in: db)
+            } else {
+                try db.cachedStatement(sql: "DELETE FROM text_operations WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
+            }
+        }
+        return keys.count
     }
 
     /// The objects, their attributes and stamps as schema versions 1 to 3 kept them (for the
@@ -329,42 +427,45 @@ enum SQLiteSchema {
 
     // MARK: Records
 
-    /// The layout of a `records.attributes` blob.
-    static let recordLayout: UInt8 = 1
+    /// The layout of a `records.attributes` blob this build writes; it reads `1` too (`v4`:
+    /// name, value, 0 | 1 stamp).
+    static let recordLayout: UInt8 = 2
 
     /// An object's attributes and their stamps as one `records.attributes` blob:
     ///
     /// ```
-    /// 0x01, attribute count, (name, value, 0 | 1 stamp)…
+    /// 0x02, attribute count, (name, flags, value unless flag 2, stamp if flag 1)…
     /// ```
     ///
     /// Names are length-prefixed UTF-8, values and stamps are format 2's (`ByteWriter.value`,
-    /// `ByteWriter.stamp`), counts LEB128 varints.
-    static func recordBytes(_ record: ObjectRecord, stamps: [String: Stamp]?) -> [UInt8] {
+    /// `ByteWriter.stamp`), counts LEB128 varints. Flag 1: a stamp follows. Flag 2 (`v5`): the
+    /// value is the visible text of the attribute's sequence in `texts` (a merged text always
+    /// shows its sequence, ``Sync/Merge``), so a save of a long text does not write it again.
+    static func recordBytes(_ record: ObjectRecord, stamps: [String: Stamp]?, texts: [String: TextSequence]? = nil) -> [UInt8] {
         var writer = ByteWriter()
-        appendRecord(record, stamps: stamps, to: &writer)
+        appendRecord(record, stamps: stamps, texts: texts, to: &writer)
         return writer.bytes
     }
 
     /// ``recordBytes(_:stamps:)`` appended to `writer`.
-    static func appendRecord(_ record: ObjectRecord, stamps: [String: Stamp]?, to writer: inout ByteWriter) {
+    static func appendRecord(_ record: ObjectRecord, stamps: [String: Stamp]?, texts: [String: TextSequence]? = nil, to writer: inout ByteWriter) {
         writer.byte(recordLayout)
         writer.varint(record.attributes.count)
         for (name, value) in record.attributes {
             writer.string(name)
-            writer.value(value)
-            if let stamp = stamps?[name] {
-                writer.byte(1)
-                writer.stamp(stamp)
-            } else {
-                writer.byte(0)
-            }
+            let stamp = stamps?[name]
+            let held: Bool
+            if case .string = value, texts?[name] != nil { held = true } else { held = false }
+            writer.byte((stamp == nil ? 0 : 1) | (held ? 2 : 0))
+            if !held { writer.value(value) }
+            if let stamp { writer.stamp(stamp) }
         }
     }
 
     /// What ``recordBytes(_:stamps:)`` wrote; anything else is a corrupt store naming the object.
-    static func record(_ data: Data, of id: ObjectID) throws -> (attributes: [String: AttributeValue], stamps: [String: Stamp]) {
-        guard data.first == recordLayout else {
+    static func record(_ data: Data, of id: ObjectID) throws -> (attributes: [String: AttributeValue], stamps: [String: Stamp], heldBySequence: [String]) {
+        let layout = data.first
+        guard layout == 1 || layout == recordLayout else {
             throw corrupt("records.attributes of \(id.rawValue) is not an attribute record (layout \(data.first.map(String.init) ?? "none"))")
         }
         var reader = ByteReader(Array(data))
@@ -374,17 +475,32 @@ enum SQLiteSchema {
             let count = try reader.count(maximum: reader.remaining / 3)
             var attributes: [String: AttributeValue] = Dictionary(minimumCapacity: count)
             var stamps: [String: Stamp] = [:]
+            var held: [String] = []
             for _ in 0..<count {
                 let name = try reader.string(maximum: reader.remaining)
-                attributes[name] = try reader.value(maximumString: reader.remaining)
-                switch try reader.byte() {
-                case 0: break
-                case 1: stamps[name] = try reader.stamp()
-                case let flag: throw .unknownTag(offset: reader.offset - 1, tag: flag)
+                if layout == 1 {
+                    attributes[name] = try reader.value(maximumString: reader.remaining)
+                    switch try reader.byte() {
+                    case 0: break
+                    case 1: stamps[name] = try reader.stamp()
+                    case let flag: throw .unknownTag(offset: reader.offset - 1, tag: flag)
+                    }
+                    continue
                 }
+                let flagOffset = reader.offset
+                let flags = try reader.byte()
+                guard flags & ~3 == 0 else { throw .unknownTag(offset: flagOffset, tag: flags) }
+                if flags & 2 != 0 {
+                    // Filled in from the text's sequence once `texts` is read.
+                    attributes[name] = .string("")
+                    held.append(name)
+                } else {
+                    attributes[name] = try reader.value(maximumString: reader.remaining)
+                }
+                if flags & 1 != 0 { stamps[name] = try reader.stamp() }
             }
             try reader.finish()
-            return (attributes, stamps)
+            return (attributes, stamps, held)
         } catch {
             throw corrupt("records.attributes of \(id.rawValue) is damaged: \(error)")
         }
@@ -412,9 +528,20 @@ enum SQLiteSchema {
         }
     }
 
-    /// Writes only what differs between `before` and `after`.
-    static func save(diffFrom before: StoreContents, to after: StoreContents, in db: Database) throws {
+    /// Writes only what differs between `before` and `after`, and says whether anything did.
+    ///
+    /// Texts are not compared: `before.sync.texts` may be empty (the store drops it so that the
+    /// body changes the texts in place), and `committedTexts` holds each committed text's
+    /// ``Text/TextSequence/revision``. A text whose revision moved has the operations of
+    /// `after.textJournal` appended when they account for the whole change, and its whole state
+    /// written otherwise (which drops its appended operations).
+    static func save(
+        from before: StoreContents, committedTexts: [TextJournal.Key: UInt64], to after: StoreContents, in db: Database
+    ) throws -> (changed: Bool, appendedRows: Int) {
+        var changed = false
+        var appendedRows = 0
         if before.graph != after.graph || before.sync.stamps != after.sync.stamps {
+            changed = true
             // The changed objects' rows, encoded while walking `after` in its own order (looking
             // objects up again in key order cost a cache miss each), into one buffer.
             var rows = ByteWriter()
@@ -423,7 +550,7 @@ enum SQLiteSchema {
                 let stamps = after.sync.stamps[id]
                 guard before.graph.objects[id] != record || before.sync.stamps[id] != stamps else { continue }
                 let start = rows.bytes.count
-                appendRecord(record, stamps: stamps, to: &rows)
+                appendRecord(record, stamps: stamps, texts: after.sync.texts[id], to: &rows)
                 written.append((id, record.entity, start..<rows.bytes.count))
             }
             // In key order: rows inserted at random places in the B-tree touch a page each and
@@ -442,6 +569,7 @@ enum SQLiteSchema {
             }
         }
         if before.sync.tombstones != after.sync.tombstones {
+            changed = true
             for (id, stamp) in after.sync.tombstones where before.sync.tombstones[id] != stamp {
                 try db.cachedStatement(
                     sql: "INSERT OR REPLACE INTO tombstones (object_id, stamp_wall, stamp_counter, stamp_device) VALUES (?, ?, ?, ?)"
@@ -452,6 +580,7 @@ enum SQLiteSchema {
             }
         }
         if before.sync.applied != after.sync.applied {
+            changed = true
             for (device, sequence) in after.sync.applied where before.sync.applied[device] != sequence {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO applied (device, sequence) VALUES (?, ?)").execute(arguments: [device.description, Int64(clamping: sequence)])
             }
@@ -460,6 +589,7 @@ enum SQLiteSchema {
             }
         }
         if before.sync.outbox != after.sync.outbox {
+            changed = true
             for (sequence, payload) in after.sync.outbox where before.sync.outbox[sequence] != payload {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO outbox (sequence, payload) VALUES (?, ?)").execute(arguments: [Int64(clamping: sequence), payload])
             }
@@ -467,22 +597,30 @@ enum SQLiteSchema {
                 try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?").execute(arguments: [Int64(clamping: sequence)])
             }
         }
-        if before.sync.texts != after.sync.texts {
-            for (id, texts) in after.sync.texts {
-                let old = before.sync.texts[id] ?? [:]
-                for (name, sequence) in texts where old[name] != sequence {
-                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO texts (object_id, name, state) VALUES (?, ?, ?)")
-                        .execute(arguments: [id.rawValue, name, Data(sequence.encoded)])
+        var seen: Set<TextJournal.Key> = []
+        for (id, texts) in after.sync.texts {
+            for (name, sequence) in texts {
+                let key = TextJournal.Key(object: id, attribute: name)
+                seen.insert(key)
+                let committed = committedTexts[key]
+                guard committed != sequence.revision else { continue }
+                changed = true
+                if let committed, let operations = after.textJournal.operations(for: key, from: committed, to: sequence.revision) {
+                    guard !operations.isEmpty else { continue }
+                    try appendTextOperations(operations, to: key, in: db)
+                    appendedRows += 1
+                } else {
+                    try writeTextState(sequence, of: key, in: db)
                 }
-                for name in old.keys where texts[name] == nil {
-                    try db.cachedStatement(sql: "DELETE FROM texts WHERE object_id = ? AND name = ?").execute(arguments: [id.rawValue, name])
-                }
-            }
-            for id in before.sync.texts.keys where after.sync.texts[id] == nil {
-                try db.cachedStatement(sql: "DELETE FROM texts WHERE object_id = ?").execute(arguments: [id.rawValue])
             }
         }
+        for key in committedTexts.keys where !seen.contains(key) {
+            changed = true
+            try db.cachedStatement(sql: "DELETE FROM texts WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
+            try db.cachedStatement(sql: "DELETE FROM text_operations WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
+        }
         if before.sync.history != after.sync.history {
+            changed = true
             let old = Set(before.sync.history.map(\.id)), new = Set(after.sync.history.map(\.id))
             let encoder = JSONEncoder()
             for entry in after.sync.history where !old.contains(entry.id) {
@@ -494,9 +632,11 @@ enum SQLiteSchema {
             }
         }
         if before.sync.clock != after.sync.clock {
+            changed = true
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('clock.wall', ?), ('clock.counter', ?)").execute(arguments: ["\(after.sync.clock.wall)", "\(after.sync.clock.counter)"])
         }
         if before.sync.values != after.sync.values {
+            changed = true
             for (key, value) in after.sync.values where before.sync.values[key] != value {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(arguments: ["value.\(key)", value])
             }
@@ -504,5 +644,15 @@ enum SQLiteSchema {
                 try db.cachedStatement(sql: "DELETE FROM meta WHERE key = ?").execute(arguments: ["value.\(key)"])
             }
         }
+        return (changed, appendedRows)
+    }
+
+    /// The revision of each text of `contents` (``save(from:committedTexts:to:in:)``).
+    static func revisions(_ contents: StoreContents) -> [TextJournal.Key: UInt64] {
+        var revisions: [TextJournal.Key: UInt64] = [:]
+        for (id, texts) in contents.sync.texts {
+            for (name, sequence) in texts { revisions[TextJournal.Key(object: id, attribute: name)] = sequence.revision }
+        }
+        return revisions
     }
 }

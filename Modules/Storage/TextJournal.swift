@@ -1,0 +1,83 @@
+import Model
+import Text
+
+/// The text operations one transaction applied, per text: what a store appends instead of
+/// rewriting the text's whole state (Docs/STORAGE.md, "Texts in place").
+///
+/// A store trusts the journal of a text only when it accounts for every change of that text in
+/// the transaction: it starts at the ``TextSequence/revision`` the store committed and ends at
+/// the revision the text has now. A text changed any other way (replaced, edited directly) has
+/// its whole state written, as before. Not part of the contents' equality or coding, and empty
+/// in every value a store returns.
+public struct TextJournal: Sendable {
+    /// A text: an object's attribute.
+    public struct Key: Hashable, Sendable {
+        public var object: ObjectID
+        public var attribute: String
+
+        public init(object: ObjectID, attribute: String) {
+            self.object = object
+            self.attribute = attribute
+        }
+    }
+
+    struct Entry: Sendable {
+        var base: UInt64
+        var revision: UInt64
+        var operations: [TextOperation]
+    }
+
+    private(set) var entries: [Key: Entry] = [:]
+
+    public init() {}
+
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// Records that `operations` took the text `key` from revision `base` to `revision`.
+    mutating func record(_ key: Key, base: UInt64, operations: [TextOperation], revision: UInt64) {
+        guard base != revision else { return }
+        if var entry = entries[key], entry.revision == base {
+            entry.operations += operations
+            entry.revision = revision
+            entries[key] = entry
+        } else {
+            // The first change of the transaction, or one after a change the journal did not
+            // see: the store compares `base` with what it committed.
+            entries[key] = Entry(base: base, revision: revision, operations: operations)
+        }
+    }
+
+    /// The operations that took `key` from revision `base` to `revision`, when the journal saw
+    /// every change between the two; nil otherwise.
+    public func operations(for key: Key, from base: UInt64, to revision: UInt64) -> [TextOperation]? {
+        guard let entry = entries[key], entry.base == base, entry.revision == revision else { return nil }
+        return entry.operations
+    }
+}
+
+extension StoreContents {
+    /// Applies `operations` to the text `attribute` of `object` in place (starting it from
+    /// `seed()` when it has none), notes them in ``textJournal`` for the store, and returns
+    /// what they changed in the visible text, in order, with the text's length before.
+    /// Operations the text refuses (a state past its limits) are left out, as are those it
+    /// already held.
+    public mutating func applyText(
+        _ operations: [TextOperation], object: ObjectID, attribute: String, seed: () -> TextSequence
+    ) -> (changes: [TextChange], countBefore: Int) {
+        if sync.texts[object]?[attribute] == nil { sync.texts[object, default: [:]][attribute] = seed() }
+        var applied: [TextOperation] = []
+        var base: UInt64 = 0, revision: UInt64 = 0, countBefore = 0
+        // In place: a copy of the state would copy every scalar of a long text.
+        let changes = sync.texts[object]?[attribute]?.recordingChanges { (sequence: inout TextSequence) in
+            base = sequence.revision
+            countBefore = sequence.count
+            for operation in operations {
+                guard let outcome = try? sequence.apply(operation), outcome != .alreadyApplied else { continue }
+                applied.append(operation)
+            }
+            revision = sequence.revision
+        }
+        textJournal.record(TextJournal.Key(object: object, attribute: attribute), base: base, operations: applied, revision: revision)
+        return (changes ?? [], countBefore)
+    }
+}

@@ -1,0 +1,156 @@
+/// A change of the visible text: at `position` (in Unicode scalars), `removed` went and
+/// `inserted` came. What ``TextSequence/recordingChanges(_:)`` reports of the operations a body
+/// applied, in the order they happened (each position is in the text as it was just before).
+public struct TextChange: Hashable, Sendable {
+    public var position: Int
+    public var removed: [Unicode.Scalar]
+    public var inserted: [Unicode.Scalar]
+
+    public init(position: Int, removed: [Unicode.Scalar], inserted: [Unicode.Scalar]) {
+        self.position = position
+        self.removed = removed
+        self.inserted = inserted
+    }
+
+    /// `text`, of `count` Unicode scalars, with `changes` made to it in order: the string is
+    /// spliced in place (a text of ASCII is indexed in constant time), not rebuilt. Nil when a
+    /// change reaches past the end of the text or removes scalars it does not hold.
+    public static func applying(_ changes: [TextChange], to text: String, count: Int) -> String? {
+        var text = text
+        var count = count
+        var ascii = text.utf8.count == count
+        for change in changes {
+            let (end, overflow) = change.position.addingReportingOverflow(change.removed.count)
+            guard change.position >= 0, !overflow, end <= count else { return nil }
+            let start: String.Index, stop: String.Index
+            if ascii {
+                start = text.utf8.index(text.utf8.startIndex, offsetBy: change.position)
+                stop = text.utf8.index(start, offsetBy: change.removed.count)
+            } else {
+                let scalars = text.unicodeScalars
+                start = scalars.index(scalars.startIndex, offsetBy: change.position)
+                stop = scalars.index(start, offsetBy: change.removed.count)
+            }
+            guard text.unicodeScalars[start..<stop].elementsEqual(change.removed) else { return nil }
+            text.unicodeScalars.replaceSubrange(start..<stop, with: change.inserted)
+            count += change.inserted.count - change.removed.count
+            if ascii, !change.inserted.allSatisfy(\.isASCII) { ascii = false }
+        }
+        return text
+    }
+}
+
+extension TextSequence {
+    /// Runs `body` on this state and returns what it changed in the visible text, change by
+    /// change (``TextChange``): the insertions and deletions its operations made, pending ones
+    /// that became ready included. A caller keeping the visible text beside the state splices
+    /// these instead of reading the whole text again.
+    public mutating func recordingChanges<E: Error>(_ body: (inout TextSequence) throws(E) -> Void) throws(E) -> [TextChange] {
+        list.recorded = []
+        do {
+            try body(&self)
+        } catch {
+            list.recorded = nil
+            throw error
+        }
+        let changes = list.recorded ?? []
+        list.recorded = nil
+        return changes
+    }
+
+    /// The operations that replace the visible scalars in `range` with `scalars`, made by
+    /// `agent` with new ids from `counter` on, as ``insert(_:at:by:)`` and ``delete(_:by:)``
+    /// would make them, without changing this state: applied here (``apply(_:)``) they make
+    /// that edit. Deletes first, then inserts of at most `TextOperation.maximumRunLength`
+    /// scalars each. Empty when nothing changes.
+    ///
+    /// - Throws: `TextError.positionOutOfRange` when `range` reaches outside the text,
+    ///   `.countersExhausted` when the new ids would pass `UInt64.max`.
+    public func operations(
+        replacing range: Range<Int>, with scalars: [Unicode.Scalar], by agent: Agent, from counter: UInt64
+    ) throws(TextError) -> [TextOperation] {
+        guard range.lowerBound >= 0, range.upperBound <= count else {
+            throw .positionOutOfRange(position: range.lowerBound < 0 ? range.lowerBound : range.upperBound, count: count)
+        }
+        var operations = deletions(range)
+        guard !scalars.isEmpty else { return operations }
+        let (_, overflow) = counter.addingReportingOverflow(UInt64(scalars.count))
+        guard !overflow else { throw .countersExhausted(agent) }
+        // The neighbours: the visible scalar before the place, and whatever item follows it in
+        // text order (a tombstone too), as a local insert names them.
+        var originLeft: TextID?
+        var originRight: TextID?
+        if range.lowerBound > 0 {
+            let (found, offset) = list.findVisible(range.lowerBound - 1)
+            let item = list.item(at: found)
+            originLeft = textID(item.id(at: offset))
+            if offset + 1 < Int(item.length) {
+                originRight = textID(item.id(at: offset + 1))
+            } else {
+                var next = Cursor(order: found.order, index: found.index + 1)
+                if list.normalize(&next) { originRight = textID(list.item(at: next).id(at: 0)) }
+            }
+        } else {
+            var first = Cursor(order: 0, index: 0)
+            if list.normalize(&first) { originRight = textID(list.item(at: first).id(at: 0)) }
+        }
+        var start = 0
+        var next = counter
+        while start < scalars.count {
+            let end = min(scalars.count, start + TextOperation.maximumRunLength)
+            let id = TextID(agent: agent, counter: next)
+            operations.append(.insert(TextInsertion(id: id, originLeft: originLeft, originRight: originRight, scalars: Array(scalars[start..<end]))))
+            next += UInt64(end - start)
+            originLeft = TextID(agent: agent, counter: next - 1)
+            start = end
+        }
+        return operations
+    }
+
+    /// The operations that turn the visible text into `newText` (a Myers diff over Unicode
+    /// scalars after trimming the common prefix and suffix, as ``edits(to:by:)``), made by
+    /// `agent` with new ids from `counter` on, without changing this state.
+    public func operations(to newText: String, by agent: Agent, from counter: UInt64) throws(TextError) -> [TextOperation] {
+        let old = currentScalars()
+        let new = Array(newText.unicodeScalars)
+        var operations: [TextOperation] = []
+        var next = counter
+        for hunk in ScalarDiff.hunks(from: old, to: new).reversed() {
+            operations += try self.operations(replacing: hunk.old, with: Array(new[hunk.new]), by: agent, from: next)
+            next = next &+ UInt64(hunk.new.count)
+        }
+        return operations
+    }
+
+    /// Delete operations naming the visible scalars in `range` (within the text), as
+    /// ``delete(_:by:)`` makes them.
+    func deletions(_ range: Range<Int>) -> [TextOperation] {
+        guard !range.isEmpty else { return [] }
+        var (cursor, offset) = list.findVisible(range.lowerBound)
+        var remaining = range.count
+        var deleted: [TextIDRange] = []
+        while remaining > 0, list.normalize(&cursor) {
+            let item = list.item(at: cursor)
+            defer { cursor.index += 1 }
+            if item.deleted {
+                offset = 0
+                continue
+            }
+            let length = min(Int(item.length) - offset, remaining)
+            let agent = agents[Int(item.agent)]
+            let start = item.counter &+ UInt64(offset)
+            let counters = start..<(start &+ UInt64(length))
+            if let last = deleted.last, last.agent == agent, last.counters.upperBound == counters.lowerBound,
+               last.counters.count + counters.count <= TextOperation.maximumRunLength {
+                deleted[deleted.count - 1].counters = last.counters.lowerBound..<counters.upperBound
+            } else {
+                deleted.append(TextIDRange(agent: agent, counters: counters))
+            }
+            remaining -= length
+            offset = 0
+        }
+        return stride(from: 0, to: deleted.count, by: TextOperation.maximumRangeCount).map { start in
+            .delete(Array(deleted[start..<min(deleted.count, start + TextOperation.maximumRangeCount)]))
+        }
+    }
+}
