@@ -29,6 +29,8 @@ extension Container {
             output["kind"] = envelope.kind.name
             output["signed"] = envelope.isSigned
             output["encrypted"] = envelope.isEncrypted
+            // A checksum that does not match refused the file above ("damaged: checksum mismatch").
+            output["checksum"] = envelope.isChecksummed ? "matches" : "none (written before checksums)"
             output["header"] = [
                 "container": header.container.uuidString.lowercased(), "document": header.document.uuidString.lowercased(),
                 "writer": header.writer.uuidString.lowercased(), "place": header.place, "writtenAt": header.writtenAt,

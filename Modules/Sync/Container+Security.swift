@@ -96,7 +96,7 @@ extension ContainerKeys {
         var sealed = envelope
         sealed.header.container = root.container
         sealed.header.fingerprint = key.fingerprint.bytes
-        sealed.flags = ContainerEnvelope.signedFlag
+        sealed.flags = ContainerEnvelope.signedFlag | ContainerEnvelope.checksumFlag
         if policy.encryption != nil, Container.isContent(envelope.kind) {
             guard let sealing = sealingKey(for: root.container) else {
                 throw SyncError(.locked, path: "container \(root.container.uuidString.lowercased())", detail: "this device does not hold the container key, so it cannot write what its peers accept; run `multidoc container unlock` with the container's passphrase")
@@ -207,7 +207,7 @@ extension Container {
         guard let policy = keys?.policy, let root = policy.root else { return nil }
         var envelope = try ContainerEnvelope(decoding: Array(data), maximumPayload: data.count)
         if envelope.isEncrypted || (envelope.isSigned && envelope.header.container == root.container && policy.encryption == nil) { return nil }
-        envelope.flags = 0
+        envelope.flags = ContainerEnvelope.checksumFlag
         envelope.signature = nil
         return try seal(envelope)
     }

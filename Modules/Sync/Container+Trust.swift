@@ -339,7 +339,7 @@ extension Container {
             header: .init(container: id, document: ContainerEnvelope.zero, writer: keys.device.uuid, place: 0,
                           writtenAt: UInt64(clamping: now.clampedMilliseconds), fingerprint: key.fingerprint.bytes),
             payload: Array(Self.encodeJSON(record)))
-        envelope.flags = ContainerEnvelope.signedFlag
+        envelope.flags = ContainerEnvelope.signedFlag | ContainerEnvelope.checksumFlag
         envelope.signature = try key.signature(for: envelope.signedPart)
         try writeRaw(Data(envelope.encoded), to: url)
         let root = SigningRoot(container: id, device: keys.device, key: Data(key.publicKey))

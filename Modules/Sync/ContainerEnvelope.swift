@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Model
 import Text
@@ -5,7 +6,7 @@ import Text
 /// Format 2's envelope around every binary container file (Docs/CONTAINER-FORMAT.md, "Format 2"):
 ///
 /// ```
-/// "MDC2"  kind (1 byte)  flags (1 byte)  header length, header  payload length, payload  [signature]
+/// "MDC2"  kind (1 byte)  flags (1 byte)  header length, header  payload length, payload  [checksum]  [signature]
 /// ```
 ///
 /// The header is cleartext and says where the file belongs (container, document, writer, place),
@@ -13,6 +14,11 @@ import Text
 /// before its payload is read. Lengths are LEB128 varints; every one is capped before anything
 /// is allocated. Flags other than the ones this build knows make the file unreadable here (a
 /// newer writer's file is refused, never half-read).
+///
+/// Every envelope this build writes carries a checksum (flag bit 2): the first 8 bytes of the
+/// SHA-256 of every byte before it, checked before anything else is read, so a damaged file is
+/// refused ("damaged: checksum mismatch") instead of decoding into other content. Files of
+/// earlier writers (no flag) are still read; clearing the flag leaves 8 bytes no reader takes.
 public struct ContainerEnvelope: Sendable, Hashable {
     public enum Kind: UInt8, Sendable, CaseIterable {
         // A join request is a device's registry entry signed by its own key (no kind of its own).
@@ -62,10 +68,23 @@ public struct ContainerEnvelope: Sendable, Hashable {
     /// Bit 1: the payload is sealed (ChaCha20-Poly1305 under the container key, the bytes
     /// before it as associated data): 12-byte nonce, ciphertext, 16-byte tag.
     public static let encryptedFlag: UInt8 = 2
+    /// Bit 2: an 8-byte checksum follows the payload (before the signature, which covers it):
+    /// the first 8 bytes of SHA-256 over every byte before it. Set on every envelope this build
+    /// writes; builds before it refuse such a file (an unknown flag) instead of misreading it.
+    public static let checksumFlag: UInt8 = 4
     /// Flags this build understands; a file with any other bit set is refused.
-    static let knownFlags: UInt8 = signedFlag | encryptedFlag
+    static let knownFlags: UInt8 = signedFlag | encryptedFlag | checksumFlag
     static let maximumHeaderLength = 256
     static let signatureLength = 64
+    static let checksumLength = 8
+
+    /// The checksum of `bytes`: the first ``checksumLength`` bytes of their SHA-256
+    /// (Docs/DECISIONS.md, "A checksum on every envelope").
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        var hasher = SHA256()
+        bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        return Array(hasher.finalize().prefix(checksumLength))
+    }
 
     public var kind: Kind
     public var flags: UInt8
@@ -78,13 +97,15 @@ public struct ContainerEnvelope: Sendable, Hashable {
 
     public init(kind: Kind, header: Header, payload: [UInt8]) {
         self.kind = kind
-        self.flags = 0
+        self.flags = Self.checksumFlag
         self.header = header
         self.payload = payload
     }
 
     public var isSigned: Bool { flags & Self.signedFlag != 0 }
     public var isEncrypted: Bool { flags & Self.encryptedFlag != 0 }
+    /// Whether the file carries a checksum (every envelope this build writes does).
+    public var isChecksummed: Bool { flags & Self.checksumFlag != 0 }
 
     /// Whether `data` starts like a format 2 file (as opposed to format 1's JSON).
     public static func isEnvelope(_ data: some Collection<UInt8>) -> Bool {
@@ -125,13 +146,15 @@ public struct ContainerEnvelope: Sendable, Hashable {
     var signedPart: [UInt8] { signedPart(reserving: 0) }
 
     /// The signed part in a buffer with room for `extra` bytes more (a baseline's payload is
-    /// megabytes: growing the buffer while copying it in cost a third of writing one).
+    /// megabytes: growing the buffer while copying it in cost a third of writing one); the
+    /// checksum, when the flags ask for it, ends it.
     private func signedPart(reserving extra: Int) -> [UInt8] {
         var writer = ByteWriter()
-        writer.bytes.reserveCapacity(payload.count + 128 + extra)
+        writer.bytes.reserveCapacity(payload.count + 128 + Self.checksumLength + extra)
         writer.raw(associatedData)
         writer.varint(payload.count)
         writer.raw(payload)
+        if isChecksummed { writer.raw(Self.checksum(writer.bytes[...])) }
         return writer.bytes
     }
 
@@ -143,11 +166,26 @@ public struct ContainerEnvelope: Sendable, Hashable {
             guard Self.isEnvelope(bytes) else { throw LogDecodingError(reason: "not a format 2 file (no MDC2 magic)") }
             _ = try reader.raw(count: 4)
             let kindByte = try reader.byte()
-            guard let kind = Kind(rawValue: kindByte) else { throw LogDecodingError(reason: "unknown file kind \(kindByte)") }
             let flags = try reader.byte()
             guard flags & ~Self.knownFlags == 0 else {
-                throw LogDecodingError(reason: "flags \(flags) this build does not know (signed or encrypted by a newer build?)")
+                throw LogDecodingError(reason: "flags \(flags) this build does not know (written by a newer build?)")
             }
+            // The checksum first: a damaged file is named as damaged, whatever its damage
+            // would make of the fields read below.
+            let checksumEnd: Int?
+            if flags & Self.checksumFlag != 0 {
+                let trailer = Self.checksumLength + (flags & Self.signedFlag != 0 ? Self.signatureLength : 0)
+                guard bytes.count >= reader.offset + trailer else { throw LogDecodingError(reason: "damaged: cut short (no room for its checksum)") }
+                let start = bytes.count - trailer
+                let end = start + Self.checksumLength
+                guard Self.checksum(bytes[..<start]).elementsEqual(bytes[start..<end]) else {
+                    throw LogDecodingError(reason: "damaged: checksum mismatch")
+                }
+                checksumEnd = end
+            } else {
+                checksumEnd = nil
+            }
+            guard let kind = Kind(rawValue: kindByte) else { throw LogDecodingError(reason: "unknown file kind \(kindByte)") }
             let headerLength = try reader.count(maximum: Self.maximumHeaderLength)
             var headerReader = ByteReader(Array(try reader.raw(count: headerLength)))
             let container = try headerReader.uuid()
@@ -159,6 +197,11 @@ public struct ContainerEnvelope: Sendable, Hashable {
             try headerReader.finish()
             let payloadLength = try reader.count(maximum: maximumPayload)
             let payload = Array(try reader.raw(count: payloadLength))
+            if let checksumEnd {
+                // Verified above; it must start where the payload ends.
+                _ = try reader.raw(count: Self.checksumLength)
+                guard reader.offset == checksumEnd else { throw LogDecodingError(reason: "malformed envelope: its checksum is not where its payload ends") }
+            }
             if flags & Self.signedFlag != 0 {
                 self.signedLength = reader.offset
                 self.signature = Array(try reader.raw(count: Self.signatureLength))

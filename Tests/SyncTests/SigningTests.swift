@@ -204,14 +204,21 @@ import TestSupport
             #expect(data.range(of: Data("launch code".utf8)) == nil, "\(file.path) holds the text in cleartext")
             #expect(data.range(of: Data("Secret Plans".utf8)) == nil, "\(file.path) holds the name in cleartext")
         }
-        // Tampered ciphertext: the signature no longer holds.
+        // Tampered ciphertext, its checksum made again (anyone can): the signature no longer holds.
         try a.edit(doc, text: "the launch code is 5678")
         let url = a.replicator.container.logURL(doc, device: a.identity.id, sequence: 2)
         var bytes = Array(try Data(contentsOf: url))
-        bytes[bytes.count - 80] ^= 0x01
+        let checksumAt = bytes.count - ContainerEnvelope.signatureLength - ContainerEnvelope.checksumLength
+        bytes[checksumAt - 8] ^= 0x01
+        bytes.replaceSubrange(checksumAt..<(checksumAt + ContainerEnvelope.checksumLength), with: ContainerEnvelope.checksum(bytes[..<checksumAt]))
         try Data(bytes).write(to: url)
         let tampered = try b.importPending(doc)
         #expect(tampered.quarantined.contains { $0.reason.contains("bad signature") }, "\(tampered.quarantined)")
+        // Damaged without a new checksum: named as damage, not as a forgery.
+        bytes[checksumAt - 8] ^= 0x02
+        try Data(bytes).write(to: url)
+        let damaged = try b.importPending(doc)
+        #expect(damaged.quarantined.contains { $0.reason.contains("damaged: checksum mismatch") }, "\(damaged.quarantined)")
         #expect(try b.text(doc) == "the launch code is 1234")
         // An admitted device sealing with another key: signed correctly, refused all the same.
         try #require(b.replicator.container.keys).remember(SymmetricKey(size: .bits256), for: containerID)
