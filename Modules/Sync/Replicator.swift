@@ -1095,13 +1095,10 @@ public struct Replicator: Sendable {
         }
         var coverage = covered
         var applied = contents.sync.applied
-        let lost = lostLogs(document, listing: listing, covered: covered[device.id] ?? 0, contents: contents)
-        if !lost.isEmpty, let supplied = try resupply(document, lost: lost, listing: listing, store: store) {
-            report.baseline = supplied.baseline
-            report.resupplied = supplied.lost
-            applied = try store.read().sync.applied
-            coverage = applied
-        } else if uncovered >= max(baselineThreshold, contents.graph.objects.count / Self.objectsPerUncoveredLog) {
+        // Lost logs are supplied again by `container repair` only (``resupplyLostLogs(_:store:)``),
+        // never by a pass: a deletion on its way looks the same from here (the document's logs
+        // gone before its tombstone arrives), and a baseline written then outlives the clean-up.
+        if uncovered >= max(baselineThreshold, contents.graph.objects.count / Self.objectsPerUncoveredLog) {
             report.baseline = try writeBaseline(document, from: store)
             applied = try store.read().sync.applied
             coverage = applied
@@ -1390,6 +1387,4 @@ public struct DownloadProgress: Sendable, Hashable, Codable {
 public struct CompactionReport: Sendable {
     public var baseline: URL?
     public var prunedLogs = 0
-    /// This device's logs the container had lost, covered again by `baseline`.
-    public var resupplied: [UInt64] = []
 }
