@@ -260,7 +260,7 @@ extension Container {
     /// documents (a targeted pass; their tombstones are checked one by one).
     public func discover(known: Set<DocumentID>, only: Set<DocumentID>?, inForce: Set<UUID>, deleted: Set<DocumentID>) -> Discovery {
         var discovery = Discovery()
-        let candidates = (only.map { Array($0).sorted() } ?? documentIDs()).filter { !known.contains($0) && !deleted.contains($0) }
+        let candidates = (only.map { Array($0).sorted() } ?? documentIDs()).filter { !known.contains($0) }
         guard !candidates.isEmpty else { return discovery }
         // Only a valid tombstone counts (the rule that applying them follows): a file that is
         // refused there hides nothing here, or a device joining later would lack a document every
@@ -276,6 +276,10 @@ extension Container {
                 discovery.stragglersRemoved.append(id)
                 continue
             }
+            // One the device remembers deleted is not found again, even while its tombstone is
+            // lost; its folder goes once the tombstone is back (written again by the pass that
+            // applies tombstones).
+            if deleted.contains(id) { continue }
             let infos = infos(id)
             // A folder of the container before a reset, still in this replica: not a document here.
             if !inForce.isEmpty, !infos.isEmpty, infos.allSatisfy({ info in info.container.map { !inForce.contains($0) } ?? false }) {
