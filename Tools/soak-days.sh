@@ -9,7 +9,7 @@
 #   Tools/soak-days.sh --steps 300       # longer days
 #   Tools/soak-days.sh --keep            # keep each day's folder (roots, container, daemon logs)
 #
-# Output goes to stdout and to days-<date>.log; a failing day prints its seed and its steps.
+# Output goes to stdout and to $TMPDIR/multidoc-days-<date>.log; a failing day prints its seed and its steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-log="days-$(date +%Y%m%d-%H%M%S).log"
+log="${TMPDIR:-/tmp}/multidoc-days-$(date +%Y%m%d-%H%M%S).log"
 status=0
 swift test --skip-build --filter DaysOfUse 2>&1 | tee "$log" || status=$?
 echo "soak-days.sh: seeds played:"

@@ -300,8 +300,10 @@ extension Container {
 
     /// Whether this device's info file for `id` is in the container (a document created here
     /// but not yet published is published by the next pass).
+    /// A damaged one counts as missing: its device writes it again.
     public func isPublished(_ id: DocumentID, by device: DeviceID) -> Bool {
-        FileManager.default.fileExists(atPath: infoURL(id, device: device).path)
+        guard let info: DocumentInfo = try? readJSON(infoURL(id, device: device), limit: Self.maximumRecordSize) else { return false }
+        return info.document == id && info.format <= Self.formatVersion
     }
 
     /// Conflict copies made by a replication engine: in the container's own folders, and (with

@@ -641,7 +641,7 @@ public struct Replicator: Sendable {
         // there, so a process killed in between leaves peers nothing rather than an empty
         // document that no later pass would fill (the next pass publishes it whole).
         if baseline { try writeBaseline(info.document, from: store) }
-        if !FileManager.default.fileExists(atPath: url.path) {
+        if !container.isPublished(info.document, by: device.id) {
             try container.writeJSON(info, to: url)
         }
     }

@@ -210,3 +210,28 @@ import TestSupport
         #expect(try text(rootA) == "short")
     }
 }
+
+/// A refused file has no effect: a document whose only info file is damaged is published again
+/// by its creator's next pass, and its peers then find it.
+@Suite(.serialized, .offThePool) struct DamagedInfoTests: TwoDevices {
+    let folder: TemporaryDirectory
+
+    init() throws { folder = try Self.makeFolder("damaged-info") }
+
+    @Test func aDamagedInfoFileIsWrittenAgainByItsDevice() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["sync", "--device-name", "A"], root: rootA).status == 0)
+        #expect(try multidoc(["new", "Doc", "--device-name", "B"], root: rootB).status == 0)
+        let documents = try FileManager.default.contentsOfDirectory(atPath: container + "/documents").filter { !$0.hasPrefix(".") }
+        let document = try #require(documents.first)
+        let info = try #require(try FileManager.default.contentsOfDirectory(atPath: container + "/documents/\(document)").first { $0.hasPrefix("info-") })
+        let handle = try #require(FileHandle(forWritingAtPath: container + "/documents/\(document)/\(info)"))
+        handle.seekToEndOfFile()
+        handle.write(Data("junk".utf8))
+        try handle.close()
+        #expect(try multidoc(["list", "--json"], root: rootA).stdout.contains("\"Doc\"") == false)
+        #expect(try multidoc(["sync"], root: rootB).status == 0)
+        let rows = try #require(try json(try multidoc(["list", "--json"], root: rootA)) as? [[String: Any]])
+        #expect(rows.map { $0["name"] as? String } == ["Doc"])
+    }
+}
