@@ -103,7 +103,7 @@ let package = Package(
             path: "Tests/StorageTests",
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "Storage", "Model", "FileIO", "TestSupport", crypto], path: "Tests/SyncTests"),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "Storage", "Model", "FileIO", "Text", "TestSupport", crypto], path: "Tests/SyncTests"),
         .testTarget(
             name: "EngineTests",
             dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "FileIO", "TestSupport", "Text", logging],

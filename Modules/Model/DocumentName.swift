@@ -26,7 +26,7 @@ public struct DocumentName: Hashable, Sendable, Comparable, Codable, CustomStrin
     ///
     /// A typed name is kept in its composed form (NFC): "café" typed as `e` + U+0301 and as
     /// `é` is one name, on every device and in every folder made for it.
-    public init(typed typed: String) throws(DocumentNameError) {
+    public init(typed: String) throws(DocumentNameError) {
         let rawValue = typed.precomposedStringWithCanonicalMapping
         try self.init(rawValue)
         if Self.reserved.contains(rawValue.lowercased()) { throw DocumentNameError(name: rawValue, rule: .reserved) }

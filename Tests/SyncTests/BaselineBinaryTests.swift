@@ -2,6 +2,7 @@ import FileIO
 import Foundation
 import Model
 import Storage
+import Text
 @testable import Sync
 import Testing
 import TestSupport

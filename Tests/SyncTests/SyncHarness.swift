@@ -46,7 +46,7 @@ struct SyncDevice {
     func save(_ document: DocumentID, durable: Bool = true, ship: Bool = true, _ makeChanges: (ObjectGraph) throws -> [Change]) throws {
         let store = try store(document)
         defer { store.close() }
-        try replicator.commit(document: document, to: store, ship: true, durable: durable, makeChanges)
+        _ = try replicator.commit(document: document, to: store, ship: true, durable: durable, makeChanges)
         if ship { try replicator.flush(document, in: store) }
     }
 
