@@ -45,13 +45,7 @@ extension Tag {
             print("DaysOfUse: seed \(seed): commands that exited non-zero (allowed, documented codes): \(day.refusalDigest)")
             if !day.failures.isEmpty {
                 print("DaysOfUse: seed \(seed) FAILED; steps taken (replay with MULTIDOC_DAYS_SEED=\(seed)):\n" + day.steps.joined(separator: "\n"))
-                for failure in day.failures {
-                    if let bug = failure.knownIssue {
-                        withKnownIssue(Comment(rawValue: bug)) { Issue.record("seed \(seed): \(failure.message)") }
-                    } else {
-                        Issue.record("seed \(seed): \(failure.message)")
-                    }
-                }
+                for failure in day.failures { Issue.record("seed \(seed): \(failure.message)") }
             }
         }
         print("DaysOfUse: \(totals) in \(ContinuousClock.now - started)")
@@ -92,10 +86,9 @@ struct StepCounts: CustomStringConvertible {
     }
 }
 
-/// Something the oracle or a process found wrong; `knownIssue` names an open bug it is.
+/// Something the oracle or a process found wrong.
 struct DayFailure {
     var message: String
-    var knownIssue: String?
 }
 
 /// One day of use: its devices, the model of what they were told, the steps, the heal and the
@@ -182,8 +175,8 @@ final class Day {
         return seen.keys.sorted().map { "\n  \(seen[$0] ?? 0)× \($0)" }.joined()
     }
 
-    func fail(_ message: String, knownIssue: String? = nil) {
-        failures.append(DayFailure(message: "step \(step): \(message)", knownIssue: knownIssue))
+    func fail(_ message: String) {
+        failures.append(DayFailure(message: "step \(step): \(message)"))
     }
 
     func log(_ line: String) { steps.append("#\(step) \(line)") }
@@ -640,12 +633,6 @@ final class Day {
 
     // MARK: The oracle
 
-    /// The open bug a divergence in `uuid` comes from, if the test's damage explains it: none
-    /// now (findings 1–3 are fixed); a new finding adds its case here while it is open.
-    func knownCause(_ uuid: String) -> String? {
-        nil
-    }
-
     func judge() async throws {
         // Every device lists the same documents under the same names.
         var listed: [String: [String: String]] = [:]
@@ -667,7 +654,7 @@ final class Day {
             let mine = listed[device.name] ?? [:]
             for uuid in Set(mine.keys).union(reference.keys).sorted() where mine[uuid] != reference[uuid] {
                 fail("document \(uuid.prefix(8)) is listed as \(reference[uuid].map { "'\($0)'" } ?? "nothing") on \(devices[0].name), "
-                     + "\(mine[uuid].map { "'\($0)'" } ?? "nothing") on \(device.name)", knownIssue: knownCause(uuid))
+                     + "\(mine[uuid].map { "'\($0)'" } ?? "nothing") on \(device.name)")
             }
         }
         // Every document's text is the same everywhere.
@@ -677,12 +664,11 @@ final class Day {
                 let show = try await multidoc(device, ["show", uuid, "--json"])
                 guard show.ok, let text = (show.json() as? [String: Any])?["text"] as? String else {
                     // A device the damage left listing nothing of it has nothing to show: the listing's cause.
-                    fail("\(device.name): show \(uuid.prefix(8)) after the heal → \(show.ending): \(show.stderr)", knownIssue: knownCause(uuid))
+                    fail("\(device.name): show \(uuid.prefix(8)) after the heal → \(show.ending): \(show.stderr)")
                     continue
                 }
                 if let other = texts[uuid], other != text {
-                    fail("document \(uuid.prefix(8)) ('\(reference[uuid] ?? "")') differs: \(devices[0].name) has '\(other)', \(device.name) has '\(text)'",
-                         knownIssue: knownCause(uuid))
+                    fail("document \(uuid.prefix(8)) ('\(reference[uuid] ?? "")') differs: \(devices[0].name) has '\(other)', \(device.name) has '\(text)'")
                 } else {
                     texts[uuid] = text
                 }
@@ -715,7 +701,7 @@ final class Day {
             guard let text = texts[marker.document], let document = documents[marker.document] else { continue }
             let count = occurrences(marker.text, in: text)
             if count > 1 {
-                fail("'\(marker.text)' (\(marker.device), step \(marker.step)) is \(count) times in \(marker.document.prefix(8)): '\(text)'", knownIssue: knownCause(marker.document))
+                fail("'\(marker.text)' (\(marker.device), step \(marker.step)) is \(count) times in \(marker.document.prefix(8)): '\(text)'")
             }
             guard marker.acknowledged, count == 0 else { continue }
             let writer = devices.first { $0.name == marker.device }?.id ?? ""
@@ -723,8 +709,7 @@ final class Day {
             if damagedAfter || document.infoDamaged || document.tombstoneDamaged {
                 toleratedMissing += 1
             } else {
-                fail("'\(marker.text)' (\(marker.device), step \(marker.step), acknowledged) is missing from \(marker.document.prefix(8)): '\(text)'",
-                     knownIssue: knownCause(marker.document))
+                fail("'\(marker.text)' (\(marker.device), step \(marker.step), acknowledged) is missing from \(marker.document.prefix(8)): '\(text)'")
             }
         }
         for device in devices {
@@ -733,8 +718,7 @@ final class Day {
                 let mine = markers.filter { $0.device == device.name && $0.document == uuid && $0.appended }.sorted { $0.step < $1.step }
                 let places = mine.compactMap { text.range(of: $0.text)?.lowerBound }
                 if places != places.sorted() {
-                    fail("\(device.name)'s appends to \(uuid.prefix(8)) are out of the order it made them: \(mine.map(\.text)) in '\(text)'",
-                         knownIssue: knownCause(uuid))
+                    fail("\(device.name)'s appends to \(uuid.prefix(8)) are out of the order it made them: \(mine.map(\.text)) in '\(text)'")
                 }
             }
         }
