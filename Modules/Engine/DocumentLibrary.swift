@@ -550,12 +550,12 @@ public actor DocumentLibrary {
             return try await editText(id) { current, name in
                 let count = current.unicodeScalars.count
                 guard position <= count else {
-                    throw EngineError.outOfRange(document: name, detail: "cannot insert at \(position): the text has \(count) characters (Unicode scalars)")
+                    throw EngineError.outOfRange(document: name, detail: Self.pastTheEnd("cannot insert at \(position)", count))
                 }
                 return current
             }
         }
-        try await editText(id, .insert(text, at: position)) { count in "cannot insert at \(position): the text has \(count) characters (Unicode scalars)" }
+        try await editText(id, .insert(text, at: position)) { Self.pastTheEnd("cannot insert at \(position)", $0) }
     }
 
     /// Deletes `length` Unicode scalars from `position`.
@@ -563,7 +563,7 @@ public actor DocumentLibrary {
     public func deleteText(_ id: DocumentID, at position: Int, length: Int) async throws {
         let (end, overflow) = position.addingReportingOverflow(length)
         guard position >= 0, length >= 0, !overflow else { return try await outOfRange(id, "cannot delete \(length) at \(position)") }
-        let detail = { (count: Int) in "cannot delete \(length) at \(position): the text has \(count) characters (Unicode scalars)" }
+        let detail = { (count: Int) in Self.pastTheEnd("cannot delete \(length) at \(position)", count) }
         guard length > 0 else {
             // Nothing to remove: still a save (its `modified` date), refused past the end.
             return try await editText(id) { current, name in
@@ -575,11 +575,16 @@ public actor DocumentLibrary {
         try await editText(id, .delete(position..<end), outOfRange: detail)
     }
 
+    /// How an edit past the end of a text of `count` Unicode scalars is refused.
+    static func pastTheEnd(_ what: String, _ count: Int) -> String {
+        "\(what): the text has \(count) characters (Unicode scalars)"
+    }
+
     /// Refuses an edit whose position no text has, naming the document and the text's length.
     private func outOfRange(_ id: DocumentID, _ what: String) async throws {
         let document = try await openEditable(id)
         let count = (try document.read().graph.textEntry?.text.unicodeScalars.count) ?? 0
-        throw EngineError.outOfRange(document: document.record.name.rawValue, detail: "\(what): the text has \(count) characters (Unicode scalars)")
+        throw EngineError.outOfRange(document: document.record.name.rawValue, detail: Self.pastTheEnd(what, count))
     }
 
     /// Saves one edit of the text at a known place (and its `modified` date): operations made
