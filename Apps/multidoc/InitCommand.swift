@@ -19,6 +19,10 @@ struct Init: AsyncParsableCommand {
     var createContainer = false
     @Flag(name: .customLong("no-input"), help: "Never ask; take the flags, the environment and the defaults.")
     var noInput = false
+    @Option(name: .customLong("expect-root"), help: ArgumentHelp(
+        "Trust a signed container only under the root with this fingerprint (16 hex digits).",
+        discussion: "Read it off `multidoc device list` on a device that synced with the container before."))
+    var expectRoot: String?
 
     struct Output: Encodable {
         var root: String
@@ -50,6 +54,7 @@ struct Init: AsyncParsableCommand {
             }
 
             let setup = try device.apply(deviceName: name, container: container, flags: try options.device.settingFlags())
+            if let expectRoot { try setup.expectRoot(expectRoot) }
             let output = Output(
                 root: device.root.path, created: device.isNew, device: setup.settings.deviceName,
                 deviceID: setup.identity.id.description, container: setup.container?.path)

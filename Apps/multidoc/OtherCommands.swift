@@ -340,7 +340,7 @@ struct ContainerCommand: AsyncParsableCommand {
         commandName: "container", abstract: "Look at, copy, verify, repair or reset the shared container.",
         subcommands: [
             ContainerStatus.self, ContainerCopy.self, ContainerVerify.self, ContainerRepair.self, ContainerReset.self, ContainerAdopt.self,
-            ContainerDump.self, ContainerUpgrade.self, ContainerUnlock.self,
+            ContainerDump.self, ContainerUpgrade.self, ContainerUnlock.self, ContainerTrust.self,
         ],
         defaultSubcommand: ContainerStatus.self)
 

@@ -105,3 +105,29 @@ extension ContainerCommand {
         }
     }
 }
+
+extension ContainerCommand {
+    struct ContainerTrust: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "trust", abstract: "Pin the root a signed container is trusted under, by its whole fingerprint.",
+            discussion: """
+                A device meeting a signed container for the first time trusts the one root it finds \
+                and says so; when it finds signing records of two keys it trusts neither and waits \
+                for this command. Read the fingerprint off `multidoc device list` on a device that \
+                synced with the container before. `multidoc init --expect-root` does the same ahead \
+                of the first contact.
+                """)
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "The root's fingerprint, whole (16 hex digits).") var fingerprint: String
+        @Flag(help: "Trust this root although another is trusted now (what was learned under it is forgotten).") var replace = false
+
+        func run() async throws {
+            try await runCommand {
+                let (_, library) = try options.bootstrap()
+                let pinned = try await library.closing { try await $0.trustRoot(fingerprint: fingerprint, replacing: replace) }
+                if options.json { return try printJSON(["root": pinned]) }
+                print("trusting root \(pinned): only devices it admits are read")
+            }
+        }
+    }
+}

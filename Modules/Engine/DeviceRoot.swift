@@ -31,6 +31,8 @@ public struct DeviceRoot: Sendable {
     public var deviceFileURL: URL { url.appendingPathComponent("device.json", isDirectory: false) }
     public var deviceKeyURL: URL { url.appendingPathComponent("device.key", isDirectory: false) }
     public var containerKeyURL: URL { url.appendingPathComponent("container.key", isDirectory: false) }
+    /// The trust this device learned of signed containers (Sync's ``Sync/LearnedTrust``).
+    public var trustURL: URL { url.appendingPathComponent("trust.json", isDirectory: false) }
     public var latenciesURL: URL { url.appendingPathComponent("latencies.jsonl", isDirectory: false) }
     /// The catalog of records and quiet documents (a cache: deleting it costs one slower pass).
     public var catalogURL: URL { url.appendingPathComponent("catalog", isDirectory: false) }

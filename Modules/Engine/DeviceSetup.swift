@@ -144,6 +144,23 @@ public struct DeviceSetup: Sendable {
             keepsSpareStores: keepsSpareStores))
     }
 
+    /// Makes the root `fingerprint` names the only one a container met for the first time is
+    /// trusted under (`multidoc init --expect-root`).
+    /// - Throws: ``EngineError/trust(_:)`` for a fingerprint short of 16 hex digits or that
+    ///   cannot be kept.
+    public func expectRoot(_ fingerprint: String) throws(EngineError) {
+        let digits = KeyFingerprint.digits(fingerprint)
+        guard digits.count >= KeyFingerprint.admissionDigits, digits.allSatisfy(\.isHexDigit) else {
+            throw EngineError.trust("'\(fingerprint)' is not a whole fingerprint: give the root's \(KeyFingerprint.admissionDigits) hex digits, as `multidoc device list` shows them on a device that synced with the container")
+        }
+        let keys = ContainerKeys(device: identity.id, keyURL: root.deviceKeyURL, containerKeyURL: root.containerKeyURL, trustURL: root.trustURL)
+        do {
+            try keys.pin(nil, for: nil, expected: digits)
+        } catch {
+            throw EngineError.trust(error.description)
+        }
+    }
+
     /// The container as this device sees it, for commands that read it without syncing
     /// (`container verify`, `status`, `copy`): with the device's keys and, for a container it
     /// knows signed, the trust its records say (so files not signed by an admitted device are
@@ -153,7 +170,7 @@ public struct DeviceSetup: Sendable {
         guard let url = container else {
             throw EngineError.containerUnavailable("no container is configured (--container or MULTIDOC_CONTAINER)")
         }
-        let keys = ContainerKeys(device: identity.id, keyURL: root.deviceKeyURL, containerKeyURL: root.containerKeyURL)
+        let keys = ContainerKeys(device: identity.id, keyURL: root.deviceKeyURL, containerKeyURL: root.containerKeyURL, trustURL: root.trustURL)
         let view = Container(root: url, keys: keys)
         do { try view.checkAvailable() } catch { throw EngineError.containerUnavailable(error.description) }
         if let signingRoot = root.savedDevice()?.signingRoot {

@@ -49,14 +49,21 @@ extension DocumentLibrary {
     /// remembers its root the first time it is signed, re-seals this device's own files once,
     /// and says when this device is not admitted or lacks the container key.
     /// `loaded`: the records as read for `current` already in this pass, if they were.
-    func checkTrust(
-        _ container: Container, current: UUID, loaded earlier: (root: SigningRoot?, problems: [QuarantinedFile])?, report: inout SyncReport
-    ) throws {
+    func checkTrust(_ container: Container, current: UUID, loaded earlier: TrustLoad?, report: inout SyncReport) throws {
         var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
         // The root remembered for another container still counts: a container its root reset
         // is signed by the same key.
         let loaded = earlier ?? container.loadTrust(container: current, remembered: device.signingRoot)
         for problem in loaded.problems { quarantine(problem, in: &report) }
+        for name in loaded.restored {
+            logger.warning("trust record missing from the container, written back", metadata: ["record": "\(name)"])
+        }
+        if loaded.root == nil, loaded.expectedRootMissing || !loaded.undecided.isEmpty {
+            let found = loaded.undecided.map { KeyFingerprint(publicKey: $0.key).description }
+            throw EngineError.trust(loaded.expectedRootMissing
+                ? "the container is not signed by the root this device expects (\(keys.expectedRoot ?? "?"))\(found.isEmpty ? "" : "; it is signed by \(found.joined(separator: ", "))"): nothing is read or written; point --container at the right folder, or run `multidoc container trust FINGERPRINT` with the root's fingerprint as a device that synced there before shows it"
+                : "the container holds signing records of \(found.count) keys (\(found.joined(separator: ", "))) and this device has never synced with it: someone who can write into the folder added one; compare with `multidoc device list` on a device that synced there before, then run `multidoc container trust FINGERPRINT`")
+        }
         guard let signingRoot = loaded.root else { return }
         if device.signingRoot != signingRoot {
             device.signingRoot = signingRoot
@@ -65,6 +72,12 @@ extension DocumentLibrary {
             logger.notice("container is signed", metadata: ["root": "\(signingRoot.device)", "fingerprint": "\(KeyFingerprint(publicKey: signingRoot.key))"])
         }
         let policy = keys.policy
+        if loaded.firstContact {
+            let admitted = policy.admitted.values.sorted { $0.device < $1.device }.map { "\($0.device) \($0.fingerprint)" }
+            report.problems.append(.firstContact(root: KeyFingerprint(publicKey: signingRoot.key).description, admitted: admitted))
+            logger.notice("first contact with a signed container", metadata: [
+                "root": "\(KeyFingerprint(publicKey: signingRoot.key))", "admitted": "\(admitted)"])
+        }
         let fingerprint = (try? keys.signingKey().fingerprint.description) ?? "unknown"
         if policy.admitted[identity.id] == nil {
             report.problems.append(.notAdmitted(
@@ -207,9 +220,12 @@ extension DocumentLibrary {
             await closeIfThePassOpened(record.id)
         }
         let admissions = replicator.container.admissionCount(of: target.device, key: target.key)
+        // Pinned by content: a file it rewrites later, under the same name or not, is refused.
+        let pinned = replicator.container.pins(of: target.device, logs: logs)
+        if pinned == nil { logger.warning("removal caps by number: the removed device's files are too many to pin", metadata: ["device": "\(target.device)"]) }
         do {
             try replicator.container.writeAdmission(
-                admit: [], remove: [Removal(device: target.device, key: target.key, logs: logs, admissions: admissions)])
+                admit: [], remove: [Removal(device: target.device, key: target.key, logs: logs, admissions: admissions, pinned: pinned)])
         } catch {
             throw EngineError.trust(error.description)
         }
@@ -271,6 +287,46 @@ extension DocumentLibrary {
         return ContainerSecuring(
             signed: true, encrypted: keys.policy.encryption != nil, root: KeyFingerprint(publicKey: signingRoot.key).description,
             waitingForAdmission: waiting, devicesNotReady: notReady)
+    }
+
+    /// Pins the root whose fingerprint is `fingerprint` (whole, as a device that synced with the
+    /// container before shows it) as the one this device trusts for its container: after a first
+    /// contact it should not have trusted, or when signing records of two keys leave it
+    /// undecided. `replacing`: forget a root learned before (what was learned under it goes).
+    /// Returns the root's fingerprint.
+    /// - Throws: ``EngineError/trust(_:)`` when the fingerprint is short, no signing record of
+    ///   the container carries it, or another root is learned and `replacing` is false.
+    public func trustRoot(fingerprint: String, replacing: Bool) async throws -> String {
+        guard KeyFingerprint.digits(fingerprint).count >= KeyFingerprint.admissionDigits else {
+            throw EngineError.trust("'\(fingerprint)' is \(KeyFingerprint.digits(fingerprint).count) hex digits; give the root's whole fingerprint (\(KeyFingerprint.admissionDigits) hex digits)")
+        }
+        let replicator = try usableCloud()
+        _ = await sync(documents: [])
+        guard let id = root.savedDevice()?.containerID else {
+            throw EngineError.trust("this device has not synced with the container yet; run 'multidoc sync' first")
+        }
+        let roots = replicator.container.signingRoots(id)
+        guard let chosen = roots.first(where: { KeyFingerprint(publicKey: $0.key).matches(admission: fingerprint) }) else {
+            let found = roots.map { KeyFingerprint(publicKey: $0.key).description }
+            throw EngineError.trust("no signing record of the container carries fingerprint \(fingerprint)" + (found.isEmpty ? " (it is not signed)" : "; found: \(found.joined(separator: ", "))"))
+        }
+        if let learned = keys.learned(id), learned.root.key != chosen.key, !replacing {
+            throw EngineError.trust("this device trusts another root for this container (\(KeyFingerprint(publicKey: learned.root.key))); add --replace to trust \(KeyFingerprint(publicKey: chosen.key)) instead and forget what was learned under the other")
+        }
+        do {
+            try keys.pin(chosen, for: id, expected: nil)
+        } catch {
+            throw EngineError.trust(error.description)
+        }
+        var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: configuration.newUUID)
+        if device.signingRoot != chosen {
+            device.signingRoot = chosen
+            device.resealed = nil
+            try root.saveDevice(device)
+        }
+        logger.notice("root pinned", metadata: ["fingerprint": "\(KeyFingerprint(publicKey: chosen.key))"])
+        try await refreshTrust()
+        return KeyFingerprint(publicKey: chosen.key).description
     }
 
     /// Keeps the key of this encrypted container, derived from `passphrase`.

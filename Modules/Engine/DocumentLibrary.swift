@@ -132,7 +132,9 @@ public actor DocumentLibrary {
         self.settings = configuration.settings
         self.root = configuration.root
         self.logger = configuration.logger
-        keys = ContainerKeys(device: configuration.identity.id, keyURL: configuration.root.deviceKeyURL, containerKeyURL: configuration.root.containerKeyURL)
+        keys = ContainerKeys(
+            device: configuration.identity.id, keyURL: configuration.root.deviceKeyURL, containerKeyURL: configuration.root.containerKeyURL,
+            trustURL: configuration.root.trustURL)
         let saved = configuration.root.savedDevice()
         if let root = saved?.signingRoot { keys.setPolicy(ContainerPolicy(root: root)) }
         if let container = configuration.container {

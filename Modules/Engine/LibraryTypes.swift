@@ -168,6 +168,11 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     /// it at (`seen`): a format file was damaged or removed. The device keeps writing the
     /// format it has seen; `multidoc container upgrade` writes the format file again.
     case formatKept(seen: Int, found: Int)
+    /// This device met the signed container for the first time and trusts its root from now on
+    /// (`admitted`: each admitted device and its fingerprint). Shown so the user compares the
+    /// root's fingerprint with a device that synced there before; `multidoc container trust`
+    /// pins another.
+    case firstContact(root: String, admitted: [String])
 
     /// What gets out of the state this problem names, when something does.
     public var wayOut: WayOut? {
@@ -178,7 +183,7 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
         case .unshipped(_, _, let wayOut): wayOut
         case .locked: .unlock
         case .clock(let skew): skew.wayOut
-        case .container, .document, .discovery, .keptLocal, .registration, .notAdmitted, .formatKept: nil
+        case .container, .document, .discovery, .keptLocal, .registration, .notAdmitted, .formatKept, .firstContact: nil
         }
     }
 
@@ -204,6 +209,8 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
         case .unshipped(let name, let detail, _): "\(name): saves not shipped, kept in its outbox: \(detail)"
         case .notAdmitted(let detail), .locked(let detail): detail
         case .clock(let skew): skew.description
+        case .firstContact(let root, let admitted):
+            "first contact with this signed container: its root's fingerprint is \(root) (admitted: \(admitted.joined(separator: ", "))); compare it with `multidoc device list` on a device that synced here before, and if it differs run `multidoc container trust FINGERPRINT` with the right one"
         case .formatKept(let seen, let found):
             "the container's identity files say format \(found), but this device has seen it at format \(seen) and keeps writing format \(seen) "
                 + "(a format file was damaged or removed); run `multidoc container upgrade` to write it again"

@@ -91,6 +91,9 @@ extension ContainerKeys {
     ///   encrypted and this device does not hold the container key.
     public func seal(_ envelope: ContainerEnvelope) throws(SyncError) -> [UInt8] {
         let policy = self.policy
+        guard !policy.undecided else {
+            throw SyncError(.notAdmitted, path: "container", detail: "this device has not decided which root signs the container; nothing is written until `multidoc container trust FINGERPRINT` pins one")
+        }
         guard let root = policy.root else { return envelope.encoded }
         let key = try signingKey()
         var sealed = envelope
@@ -111,6 +114,17 @@ extension ContainerKeys {
         }
         sealed.signature = try key.signature(for: sealed.signedPart)
         return sealed.encoded
+    }
+}
+
+extension ContainerPolicy {
+    /// Whether a clear content file may be read in an encrypted container: a log this device saw
+    /// there before it learned of the encryption, or a file a removal pinned. Never a time the
+    /// writer put in the file.
+    func mayBeClear(kind: ContainerEnvelope.Kind, document: UUID, writer: DeviceID, place: UInt64, bytes: [UInt8]) -> Bool {
+        if kind == .log, place <= (clearLogs[LearnedTrust.clearLogKey(document, writer)] ?? 0) { return true }
+        if let removal = removed[writer], removal.pinned != nil { return removal.accepts(kind: kind, document: document, place: place, bytes: bytes) }
+        return false
     }
 }
 
@@ -159,6 +173,9 @@ extension Container {
         }
         let policy = keys.policy
         let claimed = DeviceID(envelope.header.writer)
+        guard !policy.undecided else {
+            throw LogDecodingError(reason: "refused: this device has not decided which root signs the container (`multidoc container trust`)")
+        }
         guard let root = policy.root else {
             // An unsigned container, as far as this device knows: signatures are not checked
             // (the next identity check loads the policy that asks for them).
@@ -171,7 +188,7 @@ extension Container {
         guard envelope.header.container == root.container else {
             throw LogDecodingError(reason: "refused: signed for container \(envelope.header.container.uuidString.lowercased()), not this one (claimed writer \(claimed)); a file copied from elsewhere")
         }
-        let key = try policy.key(for: claimed, kind: kind, document: document, place: envelope.header.place).get()
+        let key = try policy.key(for: claimed, kind: kind, document: document, place: envelope.header.place, bytes: bytes).get()
         do {
             try Self.verify(envelope, bytes, key: key)
         } catch {
@@ -179,8 +196,7 @@ extension Container {
         }
         if envelope.isEncrypted {
             try unseal(&envelope, keys: keys, container: root.container)
-        } else if let encryption = policy.encryption, Self.isContent(kind),
-                  Double(envelope.header.writtenAt) >= encryption.since.timeIntervalSince1970 * 1000 {
+        } else if policy.encryption != nil, Self.isContent(kind), !policy.mayBeClear(kind: kind, document: document, writer: claimed, place: envelope.header.place, bytes: bytes) {
             throw LogDecodingError(reason: "refused: not encrypted, in an encrypted container (claimed writer \(claimed))")
         }
         return envelope

@@ -48,6 +48,26 @@ public struct TrustSummary: Sendable {
     public var problems: [QuarantinedFile]
 }
 
+/// What reading a container's trust records found (``Container/loadTrust(container:remembered:)``).
+public struct TrustLoad: Sendable {
+    /// The root in force (nil: the container is unsigned, or its root is undecided).
+    public var root: SigningRoot?
+    /// Trust records not taken, each with why; alarms among them.
+    public var problems: [QuarantinedFile] = []
+    /// The root was trusted on this pass for the first time: the device met the container
+    /// signed (front ends show the root's fingerprint and the admitted devices).
+    public var firstContact = false
+    /// The roots found that the device could not choose between (signing records of two keys,
+    /// or none of the root it was told to expect): nothing is read or written until one is pinned.
+    public var undecided: [SigningRoot] = []
+    /// The root the user said to expect signs nothing here.
+    public var expectedRootMissing = false
+    /// Trust records the folder had lost, written back from what this device kept.
+    public var restored: [String] = []
+
+    public init() {}
+}
+
 extension Container {
     static let signingPrefix = "signing."
     static let admissionPrefix = "admitted."
@@ -59,16 +79,89 @@ extension Container {
 
     // MARK: Loading
 
-    /// Reads the signing, admission and encryption records of container `id` and sets the
-    /// policy ``keys`` holds. `remembered`: the root this device trusted before (for `id`, it
-    /// wins over whatever signing records the container holds now; for the container `id`
-    /// replaced, a signing record of `id` with the same key wins over the others). Returns the root in force (nil: the
-    /// container is unsigned) and the records not taken.
+    /// Reads the signing, admission and encryption records of container `id` against the trust
+    /// this device learned of it (``LearnedTrust``, kept by ``keys``), sets the policy ``keys``
+    /// holds, and keeps what it learned. `remembered`: the root this device trusted before it
+    /// kept learned trust (for the container `id` replaced, a signing record of `id` with the
+    /// same key wins over the others).
     @discardableResult
-    public func loadTrust(container id: UUID, remembered: SigningRoot?) -> (root: SigningRoot?, problems: [QuarantinedFile]) {
-        var problems: [QuarantinedFile] = []
+    public func loadTrust(container id: UUID, remembered: SigningRoot?) -> TrustLoad {
+        var load = TrustLoad()
         let names = listNames(identityDirectory)
-        var candidates: [(root: SigningRoot, at: Date)] = []
+        let candidates = signingCandidates(id, names: names, problems: &load.problems)
+        let learned = keys?.learned(id)
+        guard let root = chooseRoot(id, learned: learned, remembered: remembered, candidates: candidates.map { ($0.root, $0.at) }, load: &load) else {
+            var policy = ContainerPolicy()
+            policy.undecided = !load.undecided.isEmpty || load.expectedRootMissing
+            keys?.setPolicy(policy)
+            return load
+        }
+        load.root = root
+        // Another key's signing record for this container is an alarm: the root is decided.
+        for candidate in candidates where candidate.root.key != root.key {
+            load.problems.append(QuarantinedFile(
+                url: identityDirectory.appendingPathComponent(candidate.name, isDirectory: false),
+                reason: "signing record of another key (fingerprint \(KeyFingerprint(publicKey: candidate.root.key))) than the root this device trusts (\(KeyFingerprint(publicKey: root.key))): not taken; someone who can write into the folder put it there"))
+        }
+        var trust = learned ?? LearnedTrust(root: root)
+        if let own = candidates.first(where: { $0.root == root }) { trust.records[own.name] = Data(own.bytes) }
+        var policy = ContainerPolicy(root: root)
+        let admissions = admissionEntries(names, problems: &load.problems)
+        let outcome = Self.admitted(root: root, learned: learned, entries: admissions, problems: &load.problems)
+        (policy.admitted, policy.removed) = (outcome.admitted, outcome.removed)
+        for index in outcome.accepted { trust.records[admissions[index].name] = Data(admissions[index].bytes) }
+        trust.admitted.merge(outcome.admitted) { kept, _ in kept }
+        trust.removed.merge(outcome.removed) { kept, _ in kept }
+        keys?.setPolicy(policy)
+        // Encryption: the one this device accepted, else the earliest record an admitted device signed.
+        var found: (parameters: EncryptionParameters, name: String, bytes: Data)?
+        for name in names where name.hasPrefix(Self.encryptionPrefix) {
+            let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
+            do {
+                let data = try readFile(url, limit: Self.maximumRecordSize)
+                let envelope = try open(Array(data), kind: .identity, document: ContainerEnvelope.zero,
+                                        writer: DeviceID(String(name.dropFirst(Self.encryptionPrefix.count))), place: nil, maximumPayload: data.count)
+                let parameters = try Self.decodeJSON(EncryptionParameters.self, from: Data(envelope.payload))
+                guard parameters.container == id else { continue }
+                if let known = trust.encryption, known != parameters {
+                    throw LogDecodingError(reason: "another encryption record than the one this device accepted")
+                }
+                if found.map({ parameters.since < $0.parameters.since }) ?? true { found = (parameters, name, data) }
+            } catch {
+                load.problems.append(QuarantinedFile(url: url, reason: "encryption record not taken: \(Self.summarize(error))"))
+            }
+        }
+        if trust.encryption == nil, let found {
+            trust.encryption = found.parameters
+            trust.records[found.name] = found.bytes
+            // A device that synced here before the encryption keeps reading the clear logs it
+            // could have read then; one meeting the container encrypted reads only sealed ones.
+            if learned != nil { trust.clearLogs = logHeads() }
+        }
+        policy.encryption = trust.encryption
+        policy.clearLogs = trust.clearLogs
+        policy.removed.merge(trust.removed) { kept, _ in kept }
+        for device in policy.removed.keys { policy.admitted[device] = nil }
+        keys?.setPolicy(policy)
+        load.restored = restoreRecords(trust.records, problems: &load.problems)
+        if trust != learned, let keys {
+            do { try keys.learn(trust, for: id) } catch {
+                load.problems.append(QuarantinedFile(url: identityDirectory, reason: "the trust learned here is not kept: \(error)"))
+            }
+        }
+        return load
+    }
+
+    /// The signing records of container `id` whose signature holds: the roots it could have.
+    public func signingRoots(_ id: UUID) -> [SigningRoot] {
+        var problems: [QuarantinedFile] = []
+        return signingCandidates(id, names: listNames(identityDirectory), problems: &problems).map(\.root)
+    }
+
+    private func signingCandidates(
+        _ id: UUID, names: [String], problems: inout [QuarantinedFile]
+    ) -> [(root: SigningRoot, at: Date, name: String, bytes: [UInt8])] {
+        var candidates: [(root: SigningRoot, at: Date, name: String, bytes: [UInt8])] = []
         for name in names where name.hasPrefix(Self.signingPrefix) {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             do {
@@ -79,47 +172,84 @@ extension Container {
                     throw LogDecodingError(reason: "names device \(record.device) but lies under another name")
                 }
                 try Self.verify(envelope, bytes, key: record.key)
-                candidates.append((SigningRoot(container: id, device: record.device, key: record.key), record.signedAt))
+                candidates.append((SigningRoot(container: id, device: record.device, key: record.key), record.signedAt, name, bytes))
             } catch {
                 problems.append(QuarantinedFile(url: url, reason: "signing record not taken: \(Self.summarize(error))"))
             }
         }
-        let earliest = candidates.min { ($0.at, KeyFingerprint(publicKey: $0.root.key)) < ($1.at, KeyFingerprint(publicKey: $1.root.key)) }
+        return candidates
+    }
+
+    /// The root in force for container `id`: the one this device learned or remembered; on first
+    /// contact the one signing record found (or the one of the root the user said to expect).
+    /// Nil: the container is unsigned, or the root is undecided (`load` says which).
+    private func chooseRoot(
+        _ id: UUID, learned: LearnedTrust?, remembered: SigningRoot?, candidates: [(root: SigningRoot, at: Date)], load: inout TrustLoad
+    ) -> SigningRoot? {
+        if let learned { return learned.root }
+        if let remembered, remembered.container == id { return remembered }
         // A container that follows one this device remembers signed (its root reset it) is
-        // signed by the same key: that record wins over any other, earlier or not.
-        let sameKey = candidates.filter { $0.root.key == remembered?.key }.min { $0.at < $1.at }
-        guard let root = remembered?.container == id ? remembered : (sameKey ?? earliest)?.root else {
-            keys?.setPolicy(ContainerPolicy())
-            return (nil, problems)
+        // signed by the same key.
+        if let sameKey = candidates.filter({ $0.root.key == remembered?.key }).min(by: { $0.at < $1.at }) { return sameKey.root }
+        var roots: [SigningRoot] = []
+        for candidate in candidates.sorted(by: { $0.at < $1.at }) where !roots.contains(where: { $0.key == candidate.root.key }) {
+            roots.append(candidate.root)
         }
-        var policy = ContainerPolicy(root: root)
-        let admissions = admissionEntries(names, problems: &problems)
-        (policy.admitted, policy.removed) = Self.admitted(root: root, entries: admissions, problems: &problems)
-        keys?.setPolicy(policy)
-        // Encryption: the earliest record signed by an admitted device.
-        var encryption: EncryptionParameters?
-        for name in names where name.hasPrefix(Self.encryptionPrefix) {
+        if let expected = keys?.expectedRoot {
+            if let match = roots.first(where: { KeyFingerprint(publicKey: $0.key).matches(admission: expected) }) {
+                load.firstContact = true
+                return match
+            }
+            load.expectedRootMissing = true
+            load.undecided = roots
+            load.problems.append(QuarantinedFile(url: identityDirectory, reason: roots.isEmpty
+                ? "no signing record of the root this device was told to expect (\(expected)): the container is not trusted"
+                : "signed by \(roots.map { KeyFingerprint(publicKey: $0.key).description }.joined(separator: ", ")), not by the root this device was told to expect (\(expected)): the container is not trusted"))
+            return nil
+        }
+        guard roots.count <= 1 else {
+            load.undecided = roots
+            load.problems.append(QuarantinedFile(url: identityDirectory, reason: "signing records of \(roots.count) keys (\(roots.map { KeyFingerprint(publicKey: $0.key).description }.joined(separator: ", "))): at most one is the container's root; compare with `multidoc device list` on a device that synced here before, then run `multidoc container trust FINGERPRINT`"))
+            return nil
+        }
+        load.firstContact = roots.first != nil
+        return roots.first
+    }
+
+    /// Every trust record this device accepted that the folder lost (or holds otherwise), written
+    /// back: a removal, an admission or the encryption deleted from `identity/` comes back for
+    /// every device. Returns the names written.
+    private func restoreRecords(_ records: [String: Data], problems: inout [QuarantinedFile]) -> [String] {
+        var restored: [String] = []
+        for (name, bytes) in records.sorted(by: { $0.key < $1.key }) {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
+            if let present = try? readFile(url, limit: Self.maximumRecordSize), present == bytes { continue }
             do {
-                let data = try readFile(url, limit: Self.maximumRecordSize)
-                let envelope = try open(Array(data), kind: .identity, document: ContainerEnvelope.zero,
-                                        writer: DeviceID(String(name.dropFirst(Self.encryptionPrefix.count))), place: nil, maximumPayload: data.count)
-                let parameters = try Self.decodeJSON(EncryptionParameters.self, from: Data(envelope.payload))
-                guard parameters.container == id else { continue }
-                if encryption.map({ parameters.since < $0.since }) ?? true { encryption = parameters }
+                try writeRaw(bytes, to: url)
+                restored.append(name)
             } catch {
-                problems.append(QuarantinedFile(url: url, reason: "encryption record not taken: \(Self.summarize(error))"))
+                problems.append(QuarantinedFile(url: url, reason: "trust record missing from the folder, and not written back: \(error.description)"))
             }
         }
-        policy.encryption = encryption
-        keys?.setPolicy(policy)
-        return (root, problems)
+        return restored
+    }
+
+    /// Per `<document>/<writer>`, the highest log in the container now.
+    func logHeads() -> [String: UInt64] {
+        var heads: [String: UInt64] = [:]
+        for id in documentIDs() {
+            for device in logDevices(id) {
+                if let last = logSequences(id, device: device).last { heads[LearnedTrust.clearLogKey(id.uuid, device)] = last }
+            }
+        }
+        return heads
     }
 
     /// One admission record as read: its writer, number, content and bytes (checked later,
     /// against the keys admitted so far).
     struct AdmissionEntry {
         var url: URL
+        var name: String { url.lastPathComponent }
         var writer: DeviceID
         var number: UInt64
         var record: AdmissionRecord
@@ -127,9 +257,9 @@ extension Container {
         var bytes: [UInt8]
     }
 
-    /// The most admission records read: a container flooded with them is refused beyond this
-    /// (reported), rather than read on every pass.
-    static let maximumAdmissionRecords = 4096
+    /// How many records not taken are named one by one; beyond, one line counts the rest (a
+    /// flood is reported, and no limit on how many records are read decides who is trusted).
+    static let namedProblems = 16
 
     /// The highest number an admission record may carry: a device writes one per admission or
     /// removal, so a name numbered beyond (planted, say) is refused rather than taken as the
@@ -151,11 +281,8 @@ extension Container {
     }
 
     private func admissionEntries(_ names: [String], problems: inout [QuarantinedFile]) -> [AdmissionEntry] {
-        let names = names.filter { $0.hasPrefix(Self.admissionPrefix) }
-        if names.count > Self.maximumAdmissionRecords {
-            problems.append(QuarantinedFile(url: identityDirectory, reason: "\(names.count) admission records, more than the \(Self.maximumAdmissionRecords) a device reads; the rest are not taken"))
-        }
-        return names.prefix(Self.maximumAdmissionRecords).compactMap { name in
+        var refused: [QuarantinedFile] = []
+        let entries = names.filter { $0.hasPrefix(Self.admissionPrefix) }.compactMap { name -> AdmissionEntry? in
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             do {
                 guard let place = filePlace(of: url), let writer = place.writer, let number = place.place else {
@@ -171,22 +298,37 @@ extension Container {
                 let record = try Self.decodeJSON(AdmissionRecord.self, from: Data(envelope.payload))
                 return AdmissionEntry(url: url, writer: writer, number: number, record: record, envelope: envelope, bytes: bytes)
             } catch {
-                problems.append(QuarantinedFile(url: url, reason: "admission record not taken: \(Self.summarize(error))"))
+                refused.append(QuarantinedFile(url: url, reason: "admission record not taken: \(Self.summarize(error))"))
                 return nil
             }
         }.sorted { ($0.writer, $0.number) < ($1.writer, $1.number) }
+        problems += Self.summarized(refused)
+        return entries
     }
 
-    /// The admitted and removed devices: starting from the root, every record signed by a
-    /// device admitted so far (within its removal's cap, if removed) adds its admissions; then
-    /// removals cap their devices' records, and the whole is done again until nothing changes.
+    /// `refused`, the first ``namedProblems`` of them named and the rest counted in one line.
+    static func summarized(_ refused: [QuarantinedFile]) -> [QuarantinedFile] {
+        guard refused.count > namedProblems, let first = refused.first else { return refused }
+        return Array(refused.prefix(namedProblems)) + [QuarantinedFile(
+            url: first.url.deletingLastPathComponent(),
+            reason: "\(refused.count - namedProblems) more trust records not taken (\(refused.count) in all): a flood of files nobody admitted signed; remove them")]
+    }
+
+    /// The admitted and removed devices. Starting from the root and what this device learned
+    /// before, every record signed by a device admitted so far (a removed device's only as its
+    /// removal pins or caps) adds its admissions; then the one removal signed by the most senior
+    /// remover (the root, then devices in the order they were admitted) takes effect, and the
+    /// whole is done again until no removal is left. Removals only accumulate, so this ends
+    /// after at most one round per device, and neither the order nor the number of records in
+    /// the folder changes the outcome. Returns the indices of the records accepted.
     static func admitted(
-        root: SigningRoot, entries: [AdmissionEntry], problems: inout [QuarantinedFile]
-    ) -> (admitted: [DeviceID: AdmittedDevice], removed: [DeviceID: Removal]) {
-        var caps: [DeviceID: UInt64] = [:]
+        root: SigningRoot, learned: LearnedTrust?, entries: [AdmissionEntry], problems: inout [QuarantinedFile]
+    ) -> (admitted: [DeviceID: AdmittedDevice], removed: [DeviceID: Removal], accepted: [Int]) {
+        var removed = learned?.removed ?? [:]
+        removed[root.device] = nil
         var admitted: [DeviceID: AdmittedDevice] = [:]
-        var removed: [DeviceID: Removal] = [:]
         var valid: [Bool] = []
+        var refused: [QuarantinedFile] = []
         // Each record's signature is checked once per key (a device's key never changes here):
         // a flood of forged records costs one check each, not one per round.
         var checked: [Int: (key: Data, good: Bool)] = [:]
@@ -196,36 +338,60 @@ extension Container {
             checked[index] = (key, good)
             return good
         }
-        for _ in 0...entries.count {
+        // A record accepted before is taken only as it was then.
+        let rewritten = Set(entries.indices.filter { index in
+            guard let kept = learned?.records[entries[index].name] else { return false }
+            return kept != Data(entries[index].bytes)
+        })
+        for index in rewritten {
+            refused.append(QuarantinedFile(url: entries[index].url, reason: "admission record not taken: rewritten after this device accepted it (the accepted one is kept)"))
+        }
+        var seniority: [DeviceID: Int] = [:]
+        while true {
             admitted = [root.device: AdmittedDevice(device: root.device, key: root.key)]
+            seniority = [root.device: 0]
+            for device in (learned?.admitted.values ?? [:].values).sorted(by: { $0.device < $1.device }) where admitted[device.device] == nil {
+                admitted[device.device] = device
+                seniority[device.device] = seniority.count
+            }
             valid = Array(repeating: false, count: entries.count)
             var grew = true
             while grew {
                 grew = false
-                for (index, entry) in entries.enumerated() where !valid[index] {
-                    guard let signer = admitted[entry.writer], caps[entry.writer].map({ entry.number <= $0 }) ?? true,
-                          signatureHolds(index, signer.key) else { continue }
+                for (index, entry) in entries.enumerated() where !valid[index] && !rewritten.contains(index) {
+                    guard let signer = admitted[entry.writer] else { continue }
+                    if let removal = removed[entry.writer],
+                       removal.key != signer.key || !removal.accepts(kind: .admission, document: ContainerEnvelope.zero, place: entry.number, bytes: entry.bytes) {
+                        continue
+                    }
+                    guard signatureHolds(index, signer.key) else { continue }
                     valid[index] = true
                     grew = true
-                    for device in entry.record.admit where admitted[device.device] == nil { admitted[device.device] = device }
+                    for device in entry.record.admit where admitted[device.device] == nil {
+                        admitted[device.device] = device
+                        seniority[device.device] = seniority.count
+                    }
                 }
             }
-            removed = [:]
-            for (index, entry) in entries.enumerated() where valid[index] {
-                for removal in entry.record.remove where admitted[removal.device]?.key == removal.key && removed[removal.device] == nil {
-                    removed[removal.device] = removal
-                }
+            let pending = entries.indices.filter { valid[$0] }.flatMap { index in
+                entries[index].record.remove.filter { removal in
+                    removal.device != root.device && removed[removal.device] == nil && admitted[removal.device]?.key == removal.key
+                }.map { (index: index, removal: $0) }
             }
-            let newCaps = removed.mapValues(\.admissions)
-            if newCaps == caps { break }
-            caps = newCaps
+            guard let next = pending.min(by: { a, b in
+                let (ea, eb) = (entries[a.index], entries[b.index])
+                return (seniority[ea.writer] ?? Int.max, ea.writer, ea.number, a.removal.device)
+                    < (seniority[eb.writer] ?? Int.max, eb.writer, eb.number, b.removal.device)
+            }) else { break }
+            removed[next.removal.device] = next.removal
         }
-        for (index, entry) in entries.enumerated() where !valid[index] {
-            problems.append(QuarantinedFile(url: entry.url,
-                                            reason: "admission record not taken: signed by device \(entry.writer), which is not admitted (or was removed before it)"))
+        for (index, entry) in entries.enumerated() where !valid[index] && !rewritten.contains(index) {
+            refused.append(QuarantinedFile(url: entry.url,
+                                           reason: "admission record not taken: signed by device \(entry.writer), which is not admitted (or was removed before it)"))
         }
+        problems += summarized(refused)
         for device in removed.keys { admitted[device] = nil }
-        return (admitted, removed)
+        return (admitted, removed, entries.indices.filter { valid[$0] })
     }
 
     /// Reads an envelope of `kind` without checking its signature (the caller knows the key).
@@ -276,7 +442,7 @@ extension Container {
         guard filePlace(of: url)?.writer == writer else { return "signed by device \(writer), whose name it does not carry" }
         if restates {
             guard envelope.header.container == root.container,
-                  let key = try? keys?.policy.key(for: writer, kind: .identity, document: ContainerEnvelope.zero, place: 0).get(),
+                  let key = try? keys?.policy.key(for: writer, kind: .identity, document: ContainerEnvelope.zero, place: 0, bytes: bytes).get(),
                   (try? Self.verify(envelope, bytes, key: key)) != nil
             else { return "format \(identity.format), not signed by an admitted device" }
             return nil
@@ -450,6 +616,36 @@ extension Container {
 }
 
 extension Container {
+    /// The digests of the files `device` wrote that this device accepts now, for its removal to
+    /// pin (``Removal/pinned``): its logs up to `logs[document]`, its info files of those
+    /// documents, and its admission records. Nil when they would not fit in one trust record
+    /// (the removal then caps by number).
+    public func pins(of device: DeviceID, logs: [DocumentID: UInt64]) -> [String: String]? {
+        var pinned: [String: String] = [:]
+        func pin(_ url: URL, kind: ContainerEnvelope.Kind, document: UUID, place: UInt64) {
+            guard let name = Removal.pinName(kind: kind, document: document, place: place),
+                  let bytes = try? Array(readFile(url, limit: TransactionLog.maximumFileSize)),
+                  ContainerEnvelope.isEnvelope(Data(bytes.prefix(8))),
+                  (try? open(bytes, kind: kind, document: document, writer: device, place: kind == .info ? nil : place, maximumPayload: bytes.count)) != nil
+            else { return }
+            pinned[name] = FileDigest.of(bytes)
+        }
+        for (id, last) in logs {
+            for sequence in logSequences(id, device: device) where sequence <= last {
+                pin(logURL(id, device: device, sequence: sequence), kind: .log, document: id.uuid, place: sequence)
+            }
+            pin(infoURL(id, device: device), kind: .info, document: id.uuid, place: 0)
+        }
+        let prefix = "\(Self.admissionPrefix)\(device)."
+        for name in listNames(identityDirectory) where name.hasPrefix(prefix) {
+            guard let number = UInt64(name.dropFirst(prefix.count)) else { continue }
+            pin(identityDirectory.appendingPathComponent(name, isDirectory: false), kind: .admission, document: ContainerEnvelope.zero, place: number)
+        }
+        // About 80 bytes a file; a trust record is read up to maximumRecordSize.
+        guard pinned.count * 96 < Self.maximumRecordSize / 2 else { return nil }
+        return pinned
+    }
+
     /// Whether this device holds the key of the encrypted container it syncs with.
     public var holdsContainerKey: Bool {
         guard let keys, let root = keys.policy.root else { return false }

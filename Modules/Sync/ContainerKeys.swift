@@ -21,7 +21,9 @@ public struct AdmittedDevice: Codable, Sendable, Hashable {
 }
 
 /// A device removed from a signed container. What it wrote before its removal stays accepted,
-/// as far as the remover had it: logs up to `logs[document]` (and the info files of those
+/// as far as the remover had it: the files `pinned` names, by content (a log, an info file or
+/// an admission record it rewrites afterwards, same name or not, is refused). Removals written
+/// without pins cap by number instead: logs up to `logs[document]` (and the info files of those
 /// documents), admission records up to `admissions`. Anything else signed by its key, however
 /// it is dated, is refused.
 public struct Removal: Codable, Sendable, Hashable {
@@ -29,12 +31,15 @@ public struct Removal: Codable, Sendable, Hashable {
     public var key: Data
     public var logs: [DocumentID: UInt64]
     public var admissions: UInt64
+    /// The files accepted, by ``pinName(kind:document:place:)``: the digest of each.
+    public var pinned: [String: String]?
 
-    public init(device: DeviceID, key: Data, logs: [DocumentID: UInt64], admissions: UInt64) {
+    public init(device: DeviceID, key: Data, logs: [DocumentID: UInt64], admissions: UInt64, pinned: [String: String]? = nil) {
         self.device = device
         self.key = key
         self.logs = logs
         self.admissions = admissions
+        self.pinned = pinned
     }
 }
 
@@ -74,24 +79,24 @@ public struct ContainerPolicy: Sendable, Hashable {
     public var admitted: [DeviceID: AdmittedDevice] = [:]
     public var removed: [DeviceID: Removal] = [:]
     public var encryption: EncryptionParameters?
+    /// Per `<document>/<writer>`, the highest log that may be clear in an encrypted container
+    /// (``LearnedTrust/clearLogs``).
+    public var clearLogs: [String: UInt64] = [:]
+    /// The roots a device meeting the container for the first time found and could not choose
+    /// between (signing records of two keys, or none of the root it was told to expect): until
+    /// the user pins one (`multidoc container trust`), nothing is read or written.
+    public var undecided = false
 
     public init(root: SigningRoot? = nil) { self.root = root }
 
     public var isSigned: Bool { root != nil }
 
     /// The key whose signature a file of `kind` at `place` from `writer` must carry, or why
-    /// no key is accepted.
-    func key(for writer: DeviceID, kind: ContainerEnvelope.Kind, document: UUID, place: UInt64) -> Result<Data, LogDecodingError> {
+    /// no key is accepted. `bytes`: the file, which a removed device's pins are checked against.
+    func key(for writer: DeviceID, kind: ContainerEnvelope.Kind, document: UUID, place: UInt64, bytes: [UInt8]) -> Result<Data, LogDecodingError> {
         if let admitted = admitted[writer] { return .success(admitted.key) }
         if let removal = removed[writer] {
-            let accepted: Bool
-            switch kind {
-            case .log: accepted = place <= (removal.logs[DocumentID(document)] ?? 0)
-            case .info: accepted = removal.logs[DocumentID(document)] != nil
-            case .admission: accepted = place <= removal.admissions
-            default: accepted = false
-            }
-            if accepted { return .success(removal.key) }
+            if removal.accepts(kind: kind, document: document, place: place, bytes: bytes) { return .success(removal.key) }
             return .failure(LogDecodingError(reason: "refused: claims device \(writer), which was removed from the container (fingerprint \(KeyFingerprint(publicKey: removal.key))); only what it wrote before its removal is accepted"))
         }
         return .failure(LogDecodingError(reason: "refused: claims device \(writer), which is not admitted to this signed container (`multidoc device list` shows who asks to join)"))
@@ -107,17 +112,21 @@ public final class ContainerKeys: Sendable {
     let signer: Result<DeviceKey, SyncError>
     /// Where the container key is kept (nil: nowhere; tests).
     let containerKeyURL: URL?
-    /// The container keys held, raw (CryptoKit's key type is not Sendable).
-    private let state: Mutex<(policy: ContainerPolicy, sealing: [UUID: Data])>
+    /// Where the trust this device learned is kept (nil: in memory only; tests, tools).
+    let trustURL: URL?
+    /// The container keys held, raw (CryptoKit's key type is not Sendable), and the trust learned.
+    let state: Mutex<(policy: ContainerPolicy, sealing: [UUID: Data], trust: TrustFile)>
 
     static let containerKeyTag = "multidoc-container-key-1"
 
     /// Loads (or makes) the device key at `keyURL` and any container key at `containerKeyURL`.
-    public init(device: DeviceID, keyURL: URL, containerKeyURL: URL?) {
+    /// `trustURL`: the trust file (``LearnedTrust``).
+    public init(device: DeviceID, keyURL: URL, containerKeyURL: URL?, trustURL: URL? = nil) {
         self.device = device
         self.signer = Result { () throws(SyncError) in try DeviceKey.loadOrCreate(keyURL) }
         self.containerKeyURL = containerKeyURL
-        self.state = Mutex((ContainerPolicy(), containerKeyURL.map(Self.loadContainerKeys) ?? [:]))
+        self.trustURL = trustURL
+        self.state = Mutex((ContainerPolicy(), containerKeyURL.map(Self.loadContainerKeys) ?? [:], trustURL.flatMap(TrustFile.load) ?? TrustFile()))
     }
 
     /// Keys held in memory only (tests, tools).
@@ -125,7 +134,8 @@ public final class ContainerKeys: Sendable {
         self.device = device
         self.signer = .success(key)
         self.containerKeyURL = nil
-        self.state = Mutex((ContainerPolicy(), [:]))
+        self.trustURL = nil
+        self.state = Mutex((ContainerPolicy(), [:], TrustFile()))
     }
 
     public var policy: ContainerPolicy { state.withLock { $0.policy } }
