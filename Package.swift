@@ -109,7 +109,7 @@ let package = Package(
             dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "FileIO", "TestSupport", "Text", logging],
             path: "Tests/EngineTests"
         ),
-        .testTarget(name: "MultidocCLITests", dependencies: ["TestSupport"], path: "Tests/MultidocCLITests"),
+        .testTarget(name: "MultidocCLITests", dependencies: ["TestSupport", "Sync", "Model", "Text"], path: "Tests/MultidocCLITests"),
         .testTarget(
             name: "TUITests",
             dependencies: ["TestSupport", "Engine", "Storage", "Settings", "Model", logging],

@@ -325,7 +325,9 @@ extension DocumentLibrary {
             try root.saveDevice(device)
         }
         logger.notice("root pinned", metadata: ["fingerprint": "\(KeyFingerprint(publicKey: chosen.key))"])
-        try await refreshTrust()
+        // A whole pass: the device registers (asks to join) and syncs under the root it trusts.
+        identityChecked = false
+        if let error = await sync().containerError { throw error }
         return KeyFingerprint(publicKey: chosen.key).description
     }
 

@@ -350,29 +350,35 @@ extension Container {
         while true {
             admitted = [root.device: AdmittedDevice(device: root.device, key: root.key)]
             seniority = [root.device: 0]
+            valid = Array(repeating: false, count: entries.count)
+            func close() {
+                var grew = true
+                while grew {
+                    grew = false
+                    for (index, entry) in entries.enumerated() where !valid[index] && !rewritten.contains(index) {
+                        guard let signer = admitted[entry.writer] else { continue }
+                        if let removal = removed[entry.writer],
+                           removal.key != signer.key || !removal.accepts(kind: .admission, document: ContainerEnvelope.zero, place: entry.number, bytes: entry.bytes) {
+                            continue
+                        }
+                        guard signatureHolds(index, signer.key) else { continue }
+                        valid[index] = true
+                        grew = true
+                        for device in entry.record.admit where admitted[device.device] == nil {
+                            admitted[device.device] = device
+                            seniority[device.device] = seniority.count
+                        }
+                    }
+                }
+            }
+            // Seniority follows the records, as every device reads them; devices this one
+            // learned of whose records the folder lost come after.
+            close()
             for device in (learned?.admitted.values ?? [:].values).sorted(by: { $0.device < $1.device }) where admitted[device.device] == nil {
                 admitted[device.device] = device
                 seniority[device.device] = seniority.count
             }
-            valid = Array(repeating: false, count: entries.count)
-            var grew = true
-            while grew {
-                grew = false
-                for (index, entry) in entries.enumerated() where !valid[index] && !rewritten.contains(index) {
-                    guard let signer = admitted[entry.writer] else { continue }
-                    if let removal = removed[entry.writer],
-                       removal.key != signer.key || !removal.accepts(kind: .admission, document: ContainerEnvelope.zero, place: entry.number, bytes: entry.bytes) {
-                        continue
-                    }
-                    guard signatureHolds(index, signer.key) else { continue }
-                    valid[index] = true
-                    grew = true
-                    for device in entry.record.admit where admitted[device.device] == nil {
-                        admitted[device.device] = device
-                        seniority[device.device] = seniority.count
-                    }
-                }
-            }
+            close()
             let pending = entries.indices.filter { valid[$0] }.flatMap { index in
                 entries[index].record.remove.filter { removal in
                     removal.device != root.device && removed[removal.device] == nil && admitted[removal.device]?.key == removal.key
