@@ -55,9 +55,6 @@ extension DocumentLibrary {
         // is signed by the same key.
         let loaded = earlier ?? container.loadTrust(container: current, remembered: device.signingRoot)
         for problem in loaded.problems { quarantine(problem, in: &report) }
-        for name in loaded.restored {
-            logger.warning("trust record missing from the container, written back", metadata: ["record": "\(name)"])
-        }
         if loaded.root == nil, loaded.expectedRootMissing || !loaded.undecided.isEmpty {
             let found = loaded.undecided.map { KeyFingerprint(publicKey: $0.key).description }
             throw EngineError.trust(loaded.expectedRootMissing

@@ -227,6 +227,7 @@ extension Container {
             do {
                 try writeRaw(bytes, to: url)
                 restored.append(name)
+                problems.append(QuarantinedFile(url: url, reason: "trust record missing from the folder (or changed there): written back as this device accepted it"))
             } catch {
                 problems.append(QuarantinedFile(url: url, reason: "trust record missing from the folder, and not written back: \(error.description)"))
             }
