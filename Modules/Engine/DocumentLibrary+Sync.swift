@@ -221,6 +221,13 @@ extension DocumentLibrary {
                     let document = try result.get()
                     if record.origin == .created, !container.isPublished(record.id, by: identity.id) {
                         do { try publish(document, baseline: true) } catch { throw UnshippedSaves(cause: error) }
+                    } else if scope.isFull, record.origin != .created, !container.isPublished(record.id, by: record.createdBy),
+                              !container.isListed(record.id) {
+                        // No device's info file stands (removed, or replaced by another
+                        // document's): this device holds the document and publishes it, so a
+                        // device joining later still finds it.
+                        do { try publish(document, baseline: true) } catch { throw UnshippedSaves(cause: error) }
+                        logger.notice("document published again", metadata: ["document": "\(record.id)"])
                     }
                     opened.append((record, document))
                 } catch {

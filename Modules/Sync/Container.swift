@@ -391,6 +391,10 @@ public struct Container: Sendable {
     }
 
     /// The info files of a document: the creator's first.
+    /// Whether any device's info file of `id` stands (whole, naming `id`): a device joining later
+    /// finds the document.
+    public func isListed(_ id: DocumentID) -> Bool { !infos(id).isEmpty }
+
     func infos(_ id: DocumentID) -> [DocumentInfo] {
         listNames(documentDirectory(id))
             .filter { $0.hasPrefix("info-") && $0.hasSuffix(".json") }

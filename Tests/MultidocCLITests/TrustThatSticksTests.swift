@@ -305,9 +305,9 @@ import TestSupport
         try FileManager.default.removeItem(atPath: plansInfo)
         try FileManager.default.copyItem(atPath: "\(container)/documents/\(notes)/info-\(deviceA).json", toPath: plansInfo)
 
+        // A, which made both, stays away: B, which holds them, puts things right.
         #expect(try multidoc(["sync"], root: rootB).status == 0)
-        #expect(try multidoc(["sync"], root: rootA).status == 0)
-        try join(rootC, admittedBy: rootA)
+        try join(rootC, admittedBy: rootB)
         let listed = try multidoc(["list", "--json"], root: rootC)
         let rows = try #require(try json(listed) as? [[String: Any]])
         let listedNames = Set(rows.compactMap { $0["name"] as? String })
