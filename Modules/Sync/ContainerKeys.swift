@@ -115,7 +115,7 @@ public final class ContainerKeys: Sendable {
     /// Where the trust this device learned is kept (nil: in memory only; tests, tools).
     let trustURL: URL?
     /// The container keys held, raw (CryptoKit's key type is not Sendable), and the trust learned.
-    let state: Mutex<(policy: ContainerPolicy, sealing: [UUID: Data], trust: TrustFile)>
+    let state: Mutex<(policy: ContainerPolicy, sealing: [UUID: Data], trust: TrustFile, trustStamp: [Int64])>
 
     static let containerKeyTag = "multidoc-container-key-1"
 
@@ -126,7 +126,7 @@ public final class ContainerKeys: Sendable {
         self.signer = Result { () throws(SyncError) in try DeviceKey.loadOrCreate(keyURL) }
         self.containerKeyURL = containerKeyURL
         self.trustURL = trustURL
-        self.state = Mutex((ContainerPolicy(), containerKeyURL.map(Self.loadContainerKeys) ?? [:], trustURL.flatMap(TrustFile.load) ?? TrustFile()))
+        self.state = Mutex((ContainerPolicy(), containerKeyURL.map(Self.loadContainerKeys) ?? [:], trustURL.flatMap(TrustFile.load) ?? TrustFile(), []))
     }
 
     /// Keys held in memory only (tests, tools).
@@ -135,7 +135,7 @@ public final class ContainerKeys: Sendable {
         self.signer = .success(key)
         self.containerKeyURL = nil
         self.trustURL = nil
-        self.state = Mutex((ContainerPolicy(), [:], TrustFile()))
+        self.state = Mutex((ContainerPolicy(), [:], TrustFile(), []))
     }
 
     public var policy: ContainerPolicy { state.withLock { $0.policy } }

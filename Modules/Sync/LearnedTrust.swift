@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Crypto
 import FileIO
 import Foundation
@@ -100,7 +103,23 @@ extension Removal {
 extension ContainerKeys {
     /// The trust this device learned of container `id` (nil: none yet).
     public func learned(_ id: UUID) -> LearnedTrust? {
-        state.withLock { $0.trust.containers[id.uuidString.lowercased()] }
+        reloadTrustIfChanged()
+        return state.withLock { $0.trust.containers[id.uuidString.lowercased()] }
+    }
+
+    /// Reads the trust file again when another process of this device changed it (a daemon
+    /// sees a root the CLI pinned, an admission the CLI learned).
+    private func reloadTrustIfChanged() {
+        guard let trustURL else { return }
+        var info = stat()
+        guard stat(trustURL.path, &info) == 0 else { return }
+        let stamp = [Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
+        guard state.withLock({ $0.trustStamp != stamp }) else { return }
+        guard let file = TrustFile.load(trustURL) else { return }
+        state.withLock {
+            $0.trust = file
+            $0.trustStamp = stamp
+        }
     }
 
     /// The root fingerprint the user said to expect, if any.
@@ -112,7 +131,8 @@ extension ContainerKeys {
     func learn(_ trust: LearnedTrust, for id: UUID) throws(SyncError) -> LearnedTrust {
         try updateTrustFile { file in
             let key = id.uuidString.lowercased()
-            let kept = file.containers[key].map { trust.root == $0.root ? trust.merged(with: $0) : trust } ?? trust
+            // A root pinned meanwhile (`container trust`) stands over what was learned under another.
+            let kept = file.containers[key].map { trust.root == $0.root ? trust.merged(with: $0) : $0 } ?? trust
             file.containers[key] = kept
         }
         return learned(id) ?? trust
