@@ -437,14 +437,14 @@ public struct Container: Sendable {
         // Called for every document on every pass and list: paths as strings relative to the
         // open `documents/` folder when the caller has one, and at most one `readdir` (URLs and
         // the listing's filters cost more than the `stat`s). Links are not followed into: a
-        // link where a device folder belongs is stamped as what it is. The document's folder
-        // itself is not stamped: only info files land there, and they matter to discovery, not
-        // to imports.
+        // link where a device folder belongs is stamped as what it is. The document's folder is
+        // stamped too: its info files land there, and one removed or replaced is published
+        // again by a device that holds the document (its next full pass looks at it).
         guard let documents = documents ?? DirectoryHandle(path: root.path + "/documents") else {
-            return ChangeStamps(stamps: [FileStamp(modified: -1, size: 0), FileStamp(modified: -1, size: 0)], devices: [])
+            return ChangeStamps(stamps: [FileStamp(modified: -1, size: 0), FileStamp(modified: -1, size: 0), FileStamp(modified: -1, size: 0)], devices: [])
         }
         let logs = id.description + "/logs"
-        var stamps = [FileStamp(in: documents, logs), FileStamp(in: documents, id.description + "/baselines")]
+        var stamps = [FileStamp(in: documents, logs), FileStamp(in: documents, id.description + "/baselines"), FileStamp(in: documents, id.description)]
         var devices: [DeviceID]
         if let earlier, earlier.stamps.first == stamps[0], stamps[0].modified != -1 {
             devices = earlier.devices
