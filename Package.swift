@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "multidoc", targets: ["multidoc"]),
         .executable(name: "multidoc-tui", targets: ["multidoc-tui"]),
         .executable(name: "multidocd", targets: ["multidocd"]),
+        .library(name: "MultidocKit", targets: ["MultidocKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -27,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: - Modules
@@ -40,6 +42,9 @@ let package = Package(
             name: "Engine",
             dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", "Text", logging, hdrHistogram, serviceLifecycle],
             path: "Modules/Engine"
+        ),
+        .target(
+            name: "MultidocKit", dependencies: ["Engine", "Model", "Settings", "Storage", logging], path: "Modules/MultidocKit"
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .target(name: "Text", dependencies: ["Model"], path: "Modules/Text"),
