@@ -5,6 +5,7 @@ import Logging
 import MultidocKit
 import NIOCore
 import OpenAPIHummingbird
+import OpenAPIRuntime
 import ServiceLifecycle
 
 /// The daemon's local API and web page: JSON over HTTP on 127.0.0.1 only, every request
@@ -72,13 +73,14 @@ struct ErrorAnswers: RouterMiddleware {
         } catch {
             // The generated code throws for a request it cannot decode (bad JSON, a missing
             // field, a wrong content type); its description names what was wrong.
-            logger.debug("bad request", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            logger.debug("bad request", metadata: ["path": "\(request.uri.path)", "error": "\(Self.reason(error))"])
             return Self.answer(status: 400, "bad request: \(Self.reason(error))")
         }
     }
 
+    /// What was wrong, without the request (its description carries the token's header).
     static func reason(_ error: any Error) -> String {
-        let text = "\(error)"
+        let text = (error as? ServerError).map { "\($0.causeDescription): \($0.underlyingError)" } ?? "\(error)"
         return text.count > 500 ? String(text.prefix(500)) + "…" : text
     }
 

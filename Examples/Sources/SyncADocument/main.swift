@@ -8,7 +8,7 @@ try FileManager.default.createDirectory(at: shared, withIntermediateDirectories:
 let a = try await MultidocDevice.open(root: folder.appendingPathComponent("A"), container: shared, settings: ["DeviceName": "A"])
 let b = try await MultidocDevice.open(root: folder.appendingPathComponent("B"), container: shared, settings: ["DeviceName": "B"])
 let notes = try await a.create(named: "Notes")
-try await a.insert("hello from A", at: 0, in: notes.id)
+try await a.insert("hello from A. ", at: 0, in: notes.id)
 _ = await b.syncNow()
 print("B reads: \(try await b.text(notes.id))")
 
