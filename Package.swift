@@ -147,6 +147,9 @@ let package = Package(
             path: "Tests/DaemonTests"
         ),
         .testTarget(
+            name: "LocalAPITests", dependencies: ["TestSupport", crypto], path: "Tests/LocalAPITests", exclude: ["Browser"]
+        ),
+        .testTarget(
             name: "ReliabilityTests",
             dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "TestSupport", logging],
             path: "Tests/ReliabilityTests"
