@@ -47,8 +47,8 @@ import TestSupport
         #expect(created.status == 201, "\(created)")
         let outOfRange = try daemon.request("POST", "/api/documents/Notes/edits", json: #"{"kind":"delete","at":100000,"length":2}"#)
         #expect(outOfRange.status == 400, "\(outOfRange)")
-        let taken = try daemon.request("POST", "/api/documents", json: #"{"name":"Notes"}"#)
-        #expect(taken.status == 400, "\(taken)")
+        let reserved = try daemon.request("POST", "/api/documents", json: #"{"name":"document.json"}"#)
+        #expect(reserved.status == 400, "\(reserved)")
         #expect(daemon.process.isRunning, "bad requests must never stop the daemon; log:\n\(daemon.logText)")
     }
 
@@ -91,13 +91,16 @@ import TestSupport
         let id = try #require(created.body.firstMatch(of: /"id" : "([0-9a-f-]{36})"/).map { String($0.1) }, "\(created.body)")
         #expect(await until(timeout: .seconds(20)) { feedText().contains(#""kind":"viewable""#) && feedText().contains(id) }, "\(feedText())")
 
+        // B has all A wrote so far (so its imports are in the feed); what comes after is the edit's.
+        let aText = try a.request("GET", "/api/documents/\(id)/text").body
+        #expect(await until(timeout: .seconds(20)) { (try? b.request("GET", "/api/documents/\(id)/text").body) == aText })
+        let offset = feedText().utf8.count
         let edit = try a.request("POST", "/api/documents/\(id)/edits", json: #"{"kind":"insert","at":0,"text":"typed through the API. "}"#)
         #expect(edit.status == 204, "\(edit)")
-        let imports = { feedText().components(separatedBy: #""kind":"imported""#).count - 1 }
-        let before = imports()
-        #expect(await until(timeout: .seconds(20)) { imports() > before }, "B's feed showed no import of the edit:\n\(feedText())")
+        let imported = #""document":"\#(id)","from":["A"],"kind":"imported""#
+        #expect(await until(timeout: .seconds(20)) { String(decoding: Array(feedText().utf8.dropFirst(offset)), as: UTF8.self).contains(imported) },
+                "B's feed showed no import of the edit:\n\(feedText())")
         let text = try b.request("GET", "/api/documents/\(id)/text")
         #expect(text.status == 200 && text.body.contains("typed through the API. "), "\(text)")
-        #expect(feedText().contains(#""from":["A"]"#))
     }
 }
