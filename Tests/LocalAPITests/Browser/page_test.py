@@ -18,6 +18,7 @@ try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:
@@ -49,7 +50,15 @@ options = webdriver.ChromeOptions()
 for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,800"]:
     options.add_argument(argument)
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-wait = WebDriverWait(driver, BOUND, poll_frequency=0.02)
+# The list is drawn again on every change: an element found a moment ago may be gone.
+wait = WebDriverWait(driver, BOUND, poll_frequency=0.02, ignored_exceptions=[StaleElementReferenceException])
+
+
+def click(selector):
+    def attempt(d):
+        d.find_element(By.CSS_SELECTOR, selector).click()
+        return True
+    wait.until(attempt)
 try:
     driver.get(url_a + "/?token=" + token_a)
     wait.until(lambda d: d.find_element(By.ID, "feed").text == "live")
@@ -62,7 +71,7 @@ try:
     wait.until(lambda d: d.find_element(By.CSS_SELECTOR, row + " td:nth-child(4)").text == "yes")
     shot(driver, "master.png")
 
-    driver.find_element(By.CSS_SELECTOR, row).click()
+    click(row)
     editor = driver.find_element(By.ID, "editor")
     wait.until(lambda d: editor.get_attribute("value") != "")
     editor.send_keys(Keys.END, " typed in the browser")
