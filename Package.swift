@@ -146,6 +146,7 @@ let package = Package(
             dependencies: ["TestSupport", "FileIO", "Engine", "Sync", "Storage", "Settings", "Model", logging],
             path: "Tests/DaemonTests"
         ),
+        .testTarget(name: "MultidocKitTests", dependencies: ["MultidocKit", "TestSupport"], path: "Tests/MultidocKitTests"),
         .testTarget(
             name: "LocalAPITests", dependencies: ["TestSupport", crypto], path: "Tests/LocalAPITests", exclude: ["Browser"]
         ),

@@ -14,3 +14,10 @@ extension DocumentLibrary {
         await summary(of: try resolveRecord(id))
     }
 }
+
+extension DocumentLibrary {
+    /// Every document's name, from the records alone (no store opened).
+    package func recordNames() -> [DocumentID: String] {
+        Dictionary(allRecords(reusingRecentCheck: true).map { ($0.id, $0.name.rawValue) }) { first, _ in first }
+    }
+}

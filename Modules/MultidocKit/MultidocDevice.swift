@@ -55,7 +55,7 @@ public actor MultidocDevice {
         self.library = library
         self.ownsLibrary = ownsLibrary
         let events = await library.events()
-        for summary in await library.list() { names[summary.id] = summary.name }
+        names = await library.recordNames()
         forwarder = Task { [weak self] in
             for await event in events {
                 guard let self else { return }
