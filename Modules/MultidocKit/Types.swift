@@ -27,6 +27,7 @@ public struct Document: Sendable, Equatable, Codable, Identifiable {
         case discovered
     }
 
+    /// A row as given (for tests and previews; the device makes its own).
     public init(
         id: UUID, name: String, state: String, origin: Origin, viewable: Bool, downloadPercent: Int, modified: Date?,
         problem: String?
@@ -72,8 +73,9 @@ public struct HistoryEntry: Sendable, Equatable, Codable {
     public var device: String
     /// When it was committed on that device.
     public var committedAt: Date
-    /// Characters (Unicode scalars) it added and removed.
+    /// Characters (Unicode scalars) it added.
     public var added: Int
+    /// Characters (Unicode scalars) it removed.
     public var removed: Int
 }
 
@@ -112,18 +114,27 @@ public struct SyncSummary: Sendable, Equatable, Codable {
 public struct Latencies: Sendable, Equatable, Codable {
     /// One import.
     public struct Sample: Sendable, Equatable, Codable {
+        /// When the change was imported here.
         public var at: Date
+        /// The inspected document it changed.
         public var document: UUID
+        /// The name of the peer that made it.
         public var from: String
+        /// Import time minus the peer's commit time (includes clock skew across hosts).
         public var oneWayMs: Double
+        /// On the device whose ping was answered: ping saved → answer imported.
         public var roundTripMs: Double?
     }
 
+    /// Every sample, oldest first.
     public var samples: [Sample]
-    /// Percentiles of the one-way figures, nil without samples.
+    /// How many samples there are.
     public var count: Int
+    /// The one-way median, nil without samples.
     public var p50Ms: Double?
+    /// The one-way 90th percentile, nil without samples.
     public var p90Ms: Double?
+    /// The slowest one-way figure, nil without samples.
     public var maxMs: Double?
     /// The samples as an SVG plot (empty without samples).
     public var svg: String
@@ -145,12 +156,14 @@ public struct MultidocError: Error, Sendable, CustomStringConvertible {
         case failed
     }
 
+    /// What kind of failure it is.
     public let kind: Kind
     /// The message, one line.
     public let description: String
     /// The error that caused it.
     public let underlying: (any Error)?
 
+    /// An error of `kind`, saying `description`, caused by `underlying`.
     public init(_ kind: Kind, _ description: String, underlying: (any Error)? = nil) {
         self.kind = kind
         self.description = description
