@@ -102,5 +102,10 @@ import TestSupport
                 "B's feed showed no import of the edit:\n\(feedText())")
         let text = try b.request("GET", "/api/documents/\(id)/text")
         #expect(text.status == 200 && text.body.contains("typed through the API. "), "\(text)")
+
+        // A stop with a feed open is still graceful: the feed ends and the daemon exits 0.
+        b.stop()
+        #expect(b.process.terminationStatus == 0, "\(b.logText)")
+        #expect(await until(timeout: .seconds(20)) { !feed.isRunning }, "the change feed outlived its daemon")
     }
 }
