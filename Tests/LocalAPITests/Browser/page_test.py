@@ -5,7 +5,8 @@ Usage: page_test.py URL_A TOKEN_A URL_B TOKEN_B SCREENSHOT_DIR
 
 Opens device A's page with its token, sees a document that device B makes appear in the list
 without a reload, opens it, types into the editor and waits until B's API has the text; then
-checks that the page, without the token, shows only the login form. Saves screenshots.
+sees the latency plot of the peer's edit, and checks that the page, without the token, shows
+only the login form. Saves screenshots.
 Exit 0 when all of that happened, 1 with a message otherwise, 77 when selenium is missing.
 """
 import json
@@ -87,6 +88,12 @@ try:
     wait.until(lambda d: editor.get_attribute("value").startswith("B says hi. "))
     print("the peer's edit appeared in the open editor")
     shot(driver, "detail.png")
+
+    # B's edit was imported while A's detail was open on it: a latency sample, drawn on the list.
+    driver.find_element(By.ID, "back").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#plot svg"))
+    print("the latency plot shows the peer's edit")
+    shot(driver, "latencies.png")
 
     driver.delete_all_cookies()
     driver.get(url_a + "/")
