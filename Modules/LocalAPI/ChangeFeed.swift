@@ -9,7 +9,8 @@ enum ChangeFeed {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys]
-        let (stream, continuation) = AsyncStream.makeStream(of: HTTPBody.ByteChunk.self)
+        // A client that stops reading loses the oldest events past 4,096, not the daemon's memory.
+        let (stream, continuation) = AsyncStream.makeStream(of: HTTPBody.ByteChunk.self, bufferingPolicy: .bufferingNewest(4096))
         continuation.yield(ArraySlice(": ready\n\n".utf8))
         let task = Task {
             for await change in changes {
