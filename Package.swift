@@ -11,6 +11,11 @@ let hdrHistogram: Target.Dependency = .product(name: "Histogram", package: "hdrh
 let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swift-service-lifecycle")
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
+let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let openAPIRuntime: Target.Dependency = .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")
+let openAPIHummingbird: Target.Dependency = .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird")
+let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 
 let package = Package(
     name: "multidoc",
@@ -19,6 +24,7 @@ let package = Package(
         .executable(name: "multidoc", targets: ["multidoc"]),
         .executable(name: "multidoc-tui", targets: ["multidoc-tui"]),
         .executable(name: "multidocd", targets: ["multidocd"]),
+        .library(name: "MultidocKit", targets: ["MultidocKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -27,6 +33,12 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: - Modules
@@ -40,6 +52,17 @@ let package = Package(
             name: "Engine",
             dependencies: ["Model", "FileIO", "Storage", "Sync", "Settings", "Text", logging, hdrHistogram, serviceLifecycle],
             path: "Modules/Engine"
+        ),
+        .target(
+            name: "MultidocKit", dependencies: ["Engine", "Model", "Settings", "Storage", logging], path: "Modules/MultidocKit"
+        ),
+        // The daemon's local API: `openapi.yaml`, its server code generated once into
+        // `Generated/` (Tools/generate-api.sh), the handlers and the web page.
+        .target(
+            name: "LocalAPI",
+            dependencies: ["MultidocKit", hummingbird, openAPIRuntime, openAPIHummingbird, httpTypes, nioCore, logging, serviceLifecycle],
+            path: "Modules/LocalAPI",
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml", "Generated/openapi.sha256"]
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .target(name: "Text", dependencies: ["Model"], path: "Modules/Text"),
@@ -62,7 +85,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "multidocd",
-            dependencies: ["AppSupport", "Engine", "Sync", "Settings", "Syncthing", "Model", "FileIO", "CMalloc", argumentParser, logging, serviceLifecycle, unixSignals],
+            dependencies: [
+                "AppSupport", "Engine", "Sync", "Settings", "Syncthing", "Model", "FileIO", "CMalloc", "MultidocKit", "LocalAPI", argumentParser,
+                logging, serviceLifecycle, unixSignals,
+            ],
             path: "Apps/multidocd"
         ),
         .executableTarget(
@@ -119,6 +145,10 @@ let package = Package(
             name: "DaemonTests",
             dependencies: ["TestSupport", "FileIO", "Engine", "Sync", "Storage", "Settings", "Model", logging],
             path: "Tests/DaemonTests"
+        ),
+        .testTarget(name: "MultidocKitTests", dependencies: ["MultidocKit", "TestSupport"], path: "Tests/MultidocKitTests"),
+        .testTarget(
+            name: "LocalAPITests", dependencies: ["TestSupport", crypto], path: "Tests/LocalAPITests", exclude: ["Browser"]
         ),
         .testTarget(
             name: "ReliabilityTests",

@@ -1,8 +1,10 @@
 import AppSupport
 import Engine
 import Foundation
+import LocalAPI
 import Logging
 import Model
+import MultidocKit
 import ServiceLifecycle
 import Settings
 import Syncthing
@@ -56,20 +58,33 @@ func bootstrap(_ options: DaemonOptions) async throws -> Daemon {
         "nudge": "\(((try? SyncthingNudge.Configuration.resolve(setup.settings, container: container)) ?? nil).map { "\($0.address) folder \($0.folderID)" } ?? "off")",
     ])
 
-    let sync = SyncService(
+    var sync = SyncService(
         library: library, root: root, container: container, options: options,
         statusFile: StatusFile(url: root.daemonStatusURL), device: setup.identity.name, logger: logger)
+    // The local API (LocalAPI setting, read at start): the same library through MultidocKit's
+    // public API, served on 127.0.0.1; its change feed hears of stalls from the passes.
+    var api: LocalAPIServer?
+    if let port = setup.settings.localAPIPort {
+        let token = try APIToken.loadOrCreate(root: root.url)
+        let device = await MultidocDevice(library: library)
+        sync.onPass = { report in await device.record(report) }
+        let tokenPath = APIToken.url(root: root.url).path
+        api = try LocalAPIServer(device: device, token: token, port: port, logger: logger) { port in
+            logger.notice("local API listening", metadata: ["address": "http://127.0.0.1:\(port)", "token": "\(tokenPath)"])
+        }
+    }
     let reload = ReloadService(
         library: library, settingsFile: setup.settingsFile, flags: options.settingFlags,
         environment: options.environment, signals: await UnixSignalsSequence(trapping: .sighup), logger: logger)
     let eventLog = EventLogService(events: events, logger: logger)
-    // Graceful shutdown runs in reverse order: sync stops first, the event log last.
+    // Graceful shutdown runs in reverse order: the API stops first (its change feeds end), then
+    // sync, the event log last.
     var configuration = ServiceGroupConfiguration(
         services: [
             .init(service: eventLog, serviceName: "events"),
             .init(service: reload, serviceName: "reload"),
             .init(service: sync, successTerminationBehavior: .gracefullyShutdownGroup, serviceName: "sync"),
-        ],
+        ] + (api.map { [.init(service: $0, serviceName: "api")] } ?? []),
         logger: logger)
     configuration.maximumGracefulShutdownDuration = .seconds(30)
     return Daemon(group: ServiceGroup(configuration: configuration), lock: lock)

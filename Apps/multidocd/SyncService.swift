@@ -20,6 +20,8 @@ struct SyncService: Service {
     let device: String
     let logger: Logger
     var now: @Sendable () -> Date = Date.init
+    /// Told every pass's report (the local API's change feed, for stalls).
+    var onPass: (@Sendable (SyncReport) async -> Void)?
 
     func run() async throws {
         var status = DaemonStatus(
@@ -82,6 +84,7 @@ struct SyncService: Service {
     private func record(_ pass: LiveSync.Pass, state: PassState) async -> LiveSync.Next {
         var status = await state.status
         let report = pass.report
+        await onPass?(report)
         status.record(report, at: now())
         // Problems are logged when they appear, not on every pass; a full pass forgets the
         // ones that went away, so they are logged again if they come back.

@@ -75,7 +75,7 @@ public struct DeviceInit: Sendable {
         }
     }
 
-    /// Makes the root and remembers what was given; `container` nil leaves the remembered
+    /// Makes the root (with its local API token, ``APIToken``) and remembers what was given; `container` nil leaves the remembered
     /// container as it is, `.none` forgets it.
     /// - Parameters:
     ///   - deviceName: the name typed or given, nil to keep what the root has.
@@ -101,6 +101,7 @@ public struct DeviceInit: Sendable {
         case .missing?, nil: break
         }
         try first.settingsFile.write(remembered)
+        _ = try APIToken.loadOrCreate(root: first.root.url)
         return try DeviceSetup(rootPath: root.path, containerPath: nil, flags: [:], environment: environment, createRoot: false)
     }
 }

@@ -7,7 +7,7 @@ import Storage
 import Syncthing
 
 /// The options that say which device to run on and with which settings: the root, the
-/// container and the twelve setting switches. One group for `multidoc`, `multidoc-tui` and
+/// container and the thirteen setting switches. One group for `multidoc`, `multidoc-tui` and
 /// `multidocd` (`@OptionGroup var device: DeviceOptions`), so the flags, their help and their
 /// parsing are written once. A flag beats the environment (`MULTIDOC_*`), which beats the
 /// root's settings file, which beats the default.
@@ -54,6 +54,9 @@ public struct DeviceOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("syncthing-config"), help: ArgumentHelp("Syncthing's config.xml: address, key and folder not given otherwise are read from it.", valueName: "path"))
     public var syncthingConfig: String?
 
+    @Option(name: .customLong("local-api"), help: ArgumentHelp("multidocd's HTTP API and web page on 127.0.0.1 (0: any free port; default off).", valueName: "off|on|port"))
+    public var localAPI: String?
+
     public init() {}
 
     /// The long options of this group; all take a value. They may come before a verb
@@ -62,7 +65,7 @@ public struct DeviceOptions: ParsableArguments, Sendable {
     public static let valueOptionNames: Set<String> = [
         "--root", "--container", "--store", "--journal", "--device-name", "--fast-save", "--enable-ping",
         "--copy-container-on-segue", "--attempt-error-recovery", "--use-cloud", "--syncthing-address", "--syncthing-key",
-        "--syncthing-folder", "--syncthing-config",
+        "--syncthing-folder", "--syncthing-config", "--local-api",
     ]
 
     /// The container as given on the command line: nil when not given (the environment or the
@@ -77,7 +80,7 @@ public struct DeviceOptions: ParsableArguments, Sendable {
             (.store, store), (.journal, journal), (.deviceName, deviceName), (.fastSave, fastSave), (.enablePing, enablePing),
             (.copyContainerOnSegue, copyContainerOnSegue), (.attemptErrorRecovery, attemptErrorRecovery), (.useCloud, useCloud),
             (.syncthingAddress, syncthingAddress), (.syncthingKey, syncthingKey), (.syncthingFolder, syncthingFolder),
-            (.syncthingConfig, syncthingConfig),
+            (.syncthingConfig, syncthingConfig), (.localAPI, localAPI),
         ]
         for (key, value) in given {
             if let value { flags[key] = try key.parse(value) }

@@ -76,6 +76,8 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var useCloud: Bool { bool(.useCloud) }
     public var deviceName: String { self[.deviceName].textValue ?? "localhost" }
     public var store: String { self[.store].textValue ?? "sqlite" }
+    /// The daemon's local API port (0: any free port), nil when the API is off.
+    public var localAPIPort: Int? { self[.localAPI].textValue.flatMap { Int($0) } }
     /// An optional text setting (the Syncthing ones): nil when unset.
     public func optionalText(_ key: SettingKey) -> String? {
         guard let text = self[key].textValue, !text.isEmpty else { return nil }

@@ -2,7 +2,7 @@ import Foundation
 
 /// The settings a device has: the seed's four switches (Settings.bundle), UseCloud, the device
 /// name, the container folder, the storage backend for new documents and SQLite's journal mode, and the optional Syncthing nudge (API address,
-/// API key, folder ID, or Syncthing's config.xml to read them from).
+/// API key, folder ID, or Syncthing's config.xml to read them from), and the daemon's local API.
 public enum SettingKey: String, CaseIterable, Sendable, Codable {
     case fastSave = "FastSave"
     case enablePing = "EnablePing"
@@ -17,6 +17,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
     case syncthingKey = "SyncthingKey"
     case syncthingFolder = "SyncthingFolder"
     case syncthingConfig = "SyncthingConfig"
+    case localAPI = "LocalAPI"
 
     /// What values the key takes.
     public enum Kind: Sendable, Equatable {
@@ -27,6 +28,8 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case optionalText
         /// An HTTP address (`http://host:port`, `https://…`, or `host:port`), or unset.
         case optionalAddress
+        /// `off`, `on` (the default port), or a TCP port number (0: any free port).
+        case offOrPort
     }
 
     public var kind: Kind {
@@ -37,6 +40,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .journal: .choice(["wal", "rollback"])
         case .syncthingAddress: .optionalAddress
         case .container, .syncthingKey, .syncthingFolder, .syncthingConfig: .optionalText
+        case .localAPI: .offOrPort
         }
     }
 
@@ -57,6 +61,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .store: .text("sqlite")
         case .journal: .text("wal")
         case .container, .syncthingAddress, .syncthingKey, .syncthingFolder, .syncthingConfig: .text("")
+        case .localAPI: .text("off")
         }
     }
 
@@ -86,6 +91,7 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
         case .syncthingKey: "Syncthing's API key (none: read it from SyncthingConfig)"
         case .syncthingFolder: "ID of the Syncthing folder holding the container (none: found in SyncthingConfig)"
         case .syncthingConfig: "path of Syncthing's config.xml: address, key and folder not set otherwise are read from it"
+        case .localAPI: "multidocd's HTTP API and web page on 127.0.0.1: off, on (port \(Self.defaultLocalAPIPort)) or a port (0: any free port)"
         }
     }
 
@@ -139,8 +145,22 @@ public enum SettingKey: String, CaseIterable, Sendable, Codable {
                 throw SettingsError.badValue(key: self, value: text, expected: ["none", "http://HOST:PORT", "https://HOST:PORT", "HOST:PORT"])
             }
             return .text(address)
+        case .offOrPort:
+            let lowered = text.trimmingCharacters(in: .whitespaces).lowercased()
+            switch lowered {
+            case "off", "no", "false", "none", "": return .text("off")
+            case "on", "yes", "true": return .text(String(Self.defaultLocalAPIPort))
+            default:
+                guard lowered.count <= 5, let port = Int(lowered), (0...65_535).contains(port) else {
+                    throw SettingsError.badValue(key: self, value: text, expected: ["off", "on", "a port from 0 to 65535"])
+                }
+                return .text(String(port))
+            }
         }
     }
+
+    /// The local API's port when `LocalAPI` is `on`.
+    public static let defaultLocalAPIPort = 7_471
 
     /// `host:port` becomes `http://host:port`; a trailing `/` goes. Nil unless the result is an
     /// http or https address with a host.

@@ -9,6 +9,8 @@ import Testing
     static let products = [
         "argumentParser": "ArgumentParser", "logging": "Logging", "serviceLifecycle": "ServiceLifecycle", "grdb": "GRDB",
         "hdrHistogram": "Histogram", "unixSignals": "UnixSignals", "crypto": "Crypto", "cryptoExtras": "_CryptoExtras",
+        "hummingbird": "Hummingbird", "openAPIRuntime": "OpenAPIRuntime", "openAPIHummingbird": "OpenAPIHummingbird",
+        "httpTypes": "HTTPTypes", "nioCore": "NIOCore",
     ]
     /// Modules of the toolchain and the system: not package dependencies.
     static let system: Set<String> = ["Foundation", "FoundationXML", "Glibc", "Darwin", "Testing", "XCTest", "Dispatch", "Synchronization"]

@@ -87,6 +87,7 @@ struct Run: AsyncParsableCommand {
         defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
         var table = Table()
         let n = sizes.documents
+        var viewableP50: Double?
 
         if selected.contains(.limit) || selected.contains(where: \.usesLimit) {
             progress("physical limit: \(sizes.handoff) durable hand-offs between two processes …")
@@ -144,6 +145,7 @@ struct Run: AsyncParsableCommand {
             guard let stats = LatencyStatistics(milliseconds: viewable) else { throw BenchError("new → viewable measured nothing") }
             table.row("new.viewable.p50", "new on A → viewable on B, p50", ms: stats.p50Ms, ratio: .oneWay)
             table.row("new.viewable.max", "new on A → viewable on B, max", ms: stats.maxMs, ratio: .oneWay)
+            viewableP50 = stats.p50Ms
         }
 
         // The disk's speed moves within minutes here: the limit again after the rows measured
@@ -153,6 +155,10 @@ struct Run: AsyncParsableCommand {
             let again = try Handoff.measure(rounds: sizes.handoff, folder: folder.appendingPathComponent("handoff-after"), executable: programs.bench)
             guard let oneWay = LatencyStatistics(milliseconds: again.oneWayMs) else { throw BenchError("the second hand-off measured nothing") }
             table.row("limit.after.oneway.p50", "physical limit again, after the latency rows: one-way p50 (ratio: the drift)", ms: oneWay.p50Ms, ratio: .oneWay)
+        }
+
+        if selected.contains(.api) {
+            try await APIFeed.measure(programs, folder: folder.appendingPathComponent("api"), store: store, edits: max(sizes.new, 20), viewableP50: viewableP50, table: &table)
         }
 
         if selected.contains(.backlog) {
@@ -263,7 +269,7 @@ struct Run: AsyncParsableCommand {
 
 /// The benchmark's parts, each with the ids of the rows it adds (`--only` picks by them).
 enum Scenario: CaseIterable {
-    case limit, save, ping, pingSigned, pingSlow, newViewable, backlog, bigJoin, signing, list, pass, idle, join, memory, cli
+    case limit, save, ping, pingSigned, pingSlow, newViewable, api, backlog, bigJoin, signing, list, pass, idle, join, memory, cli
 
     var rows: [String] {
         switch self {
@@ -273,6 +279,7 @@ enum Scenario: CaseIterable {
         case .pingSigned: ["ping.signed.oneway.p50", "ping.signed.oneway.p99", "ping.signed.roundtrip.p50"]
         case .pingSlow: ["ping.slow.oneway.p50", "ping.slow.oneway.p99", "ping.slow.roundtrip.p50"]
         case .newViewable: ["new.viewable.p50", "new.viewable.max"]
+        case .api: ["api.edit.feed.p50", "api.edit.feed.max"]
         case .backlog: ["import.seconds", "import.rate"]
         case .bigJoin: ["join.1m"]
         case .signing: ["log.open.plain", "log.sign", "log.verify", "log.seal", "log.open.sealed"]
