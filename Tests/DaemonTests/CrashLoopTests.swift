@@ -16,7 +16,7 @@ import TestSupport
 /// full pass writing a baseline. After every kill the device opens, its stores are consistent,
 /// the container verifies, and no log is applied twice or lost; after the last, everything
 /// confirmed is on every device exactly once. Seeds are printed (`MULTIDOC_CRASH_SEED` replays
-/// one); figures are in Docs/RELIABILITY.md.
+/// one); each run prints its kills and rounds (Docs/RELIABILITY.md says what is promised).
 @Suite(.serialized, .offThePool) struct CrashLoopTests {
     let folder: TemporaryDirectory
     var container: URL { folder.appending("container") }

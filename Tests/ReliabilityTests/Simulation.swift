@@ -578,7 +578,7 @@ final class Simulation {
         }
     }
 
-    /// The one-line summary printed per seed (the figures in Docs/RELIABILITY.md).
+    /// The one-line summary printed per seed (what Docs/RELIABILITY.md says the simulation checks).
     func summary(seconds: Double) -> String {
         let operations = figures.operations.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let faults = FaultKind.allCases.map { "\($0.rawValue)=\(transport.faults[$0] ?? 0)" }.joined(separator: " ")

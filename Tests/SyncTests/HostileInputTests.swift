@@ -11,7 +11,7 @@ import TestSupport
 
 /// A corpus of bad container files, each put beside a healthy document: it is quarantined or
 /// refused with a report naming it, nothing crashes or blocks, and the importing device's store
-/// does not change. Then a seeded fuzz of the log decoder. Figures: Docs/RELIABILITY.md.
+/// does not change. Then a seeded fuzz of the log decoder (Docs/RELIABILITY.md).
 @Suite(.serialized) struct HostileInputTests {
     let doc = DocumentID(Fixed.uuid(0xD0C))
 
