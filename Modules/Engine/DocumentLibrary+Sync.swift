@@ -777,13 +777,14 @@ extension DocumentLibrary {
 
     /// The stamps of the files a commit to the document's store changes: the store file, and
     /// for SQLite its write-ahead log (a rollback-journal commit rewrites the store file itself,
-    /// so the journal, there only during a transaction, adds nothing).
+    /// so the journal, there only during a transaction, adds nothing), for JSON the journal its
+    /// commits append to.
     nonisolated static func storeStamps(_ record: LocalDocumentRecord, in documents: DirectoryHandle?) -> [FileStamp] {
         guard let documents else { return [FileStamp(modified: -1, size: 0)] }
         let store = record.id.description + "/" + record.storeFolder.rawValue + "/" + record.store.fileName
         switch record.store {
         case .json:
-            return [FileStamp(in: documents, store)]
+            return [FileStamp(in: documents, store), FileStamp(in: documents, store + ".journal")]
         case .sqlite:
             // An empty write-ahead log holds nothing (opening a WAL store makes one): the main
             // file's stamp covers it. A commit makes it grow.
