@@ -576,10 +576,23 @@ public actor DocumentLibrary {
         throw EngineError.outOfRange(document: document.record.name.rawValue, detail: Self.pastTheEnd(what, count))
     }
 
+    /// Saves edits of the text at known places as one save (and its `modified` date), each
+    /// counted in the text as the edits before it left it: what a front end that knows where
+    /// the cursor is, or a replayed trace, hands over instead of the whole text.
+    /// - Throws: ``EngineError/outOfRange(document:detail:)`` for an edit past the end (nothing
+    ///   is saved).
+    public func editText(_ id: DocumentID, _ edits: [TextEdit.Kind]) async throws {
+        try await editText(id, edits) { Self.pastTheEnd("an edit reaches past the end", $0) }
+    }
+
     /// Saves one edit of the text at a known place (and its `modified` date): operations made
     /// from the position, no whole text read or diffed. `outOfRange` words the refusal of an
     /// edit past the end, given the text's length.
     private func editText(_ id: DocumentID, _ kind: TextEdit.Kind, outOfRange: (Int) -> String) async throws {
+        try await editText(id, [kind], outOfRange: outOfRange)
+    }
+
+    private func editText(_ id: DocumentID, _ kinds: [TextEdit.Kind], outOfRange: (Int) -> String) async throws {
         let document = try await openEditable(id)
         let name = document.record.name.rawValue
         let modified = modifiedNow()
@@ -589,7 +602,7 @@ public actor DocumentLibrary {
                     throw EngineError.storeFailed(document: name, detail: "not viewable yet: its first import has not completed")
                 }
                 return ([.update(entry.id, attributes: [Entity.TextEntry.modified: .date(modified)])],
-                        [TextEdit(object: entry.id, attribute: Entity.TextEntry.text, kind)])
+                        kinds.map { TextEdit(object: entry.id, attribute: Entity.TextEntry.text, $0) })
             }
         } catch TextError.positionOutOfRange(_, let count) {
             throw EngineError.outOfRange(document: name, detail: outOfRange(count))

@@ -104,20 +104,27 @@ public enum TraceReplay {
                 run.append(last + 1)
                 patches += next.patches.count
             }
-            var scalars = Array(try await device.library.detail(document).text.unicodeScalars)
+            // The patches as edits at their positions, as an editor saves them: no whole text.
+            var edits: [TextEdit.Kind] = []
             for transactionIndex in run {
                 for patch in trace.transactions[transactionIndex].patches {
-                    guard patch.position + patch.deleteCount <= scalars.count else {
-                        result.mismatches.append("transaction \(transactionIndex): patch at \(patch.position) (delete \(patch.deleteCount)) is outside device \(agent)'s text of \(scalars.count) scalars")
-                        result.endToEndSeconds = seconds(clock.now - started)
-                        return result
+                    let (end, overflow) = patch.position.addingReportingOverflow(patch.deleteCount)
+                    if patch.deleteCount > 0, !overflow { edits.append(.delete(patch.position..<end)) }
+                    if !patch.insert.isEmpty {
+                        var inserted = String.UnicodeScalarView()
+                        inserted.append(contentsOf: patch.insert)
+                        edits.append(.insert(String(inserted), at: patch.position))
                     }
-                    scalars.replaceSubrange(patch.position..<(patch.position + patch.deleteCount), with: patch.insert)
                 }
             }
-            var text = String.UnicodeScalarView()
-            text.append(contentsOf: scalars)
-            try await device.library.setText(document, String(text))
+            do {
+                try await device.library.editText(document, edits)
+            } catch let error as EngineError {
+                guard case .outOfRange(_, let detail) = error else { throw error }
+                result.mismatches.append("transactions \(run.first ?? index)–\(run.last ?? index): a patch is outside device \(agent)'s text (\(detail))")
+                result.endToEndSeconds = seconds(clock.now - started)
+                return result
+            }
             result.saves += 1
             let sequence = try await ownSequence(device, document)
             for transactionIndex in run {

@@ -337,19 +337,20 @@ public struct Replicator: Sendable {
         for (index, edit) in edits.enumerated() {
             guard let record = contents.graph.objects[edit.object] else { continue }
             let key = TextJournal.Key(object: edit.object, attribute: edit.attribute)
-            let again = edits[(index + 1)...].contains { $0.object == edit.object && $0.attribute == edit.attribute } || working[key] != nil
-            let stored = working[key] ?? contents.sync.texts[edit.object]?[edit.attribute] ?? Merge.seeded(from: record.attributes[edit.attribute])
+            let again = edits[(index + 1)...].contains { $0.object == edit.object && $0.attribute == edit.attribute }
+            // Taken out of `working`, so the edits after the first change the one working copy
+            // in place (a copy per edit would copy the whole state each time).
+            var stored = working.removeValue(forKey: key) ?? contents.sync.texts[edit.object]?[edit.attribute] ?? Merge.seeded(from: record.attributes[edit.attribute])
             let (range, scalars) = try edit.resolved(count: stored.count)
             var hash = salt
             hash.mix(UInt64(range.lowerBound))
             for scalar in scalars { hash.mix(UInt64(scalar.value)) }
             let operations = try stored.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: stored, by: agent, hash: hash))
-            guard !operations.isEmpty else { continue }
             if again {
-                var copy = stored
-                for operation in operations { try copy.apply(operation) }
-                working[key] = copy
+                for operation in operations { try stored.apply(operation) }
+                working[key] = stored
             }
+            guard !operations.isEmpty else { continue }
             if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
                 logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
                 if logged[at].entity == nil { logged[at].entity = record.entity }
