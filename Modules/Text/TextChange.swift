@@ -13,7 +13,8 @@ public struct TextChange: Hashable, Sendable {
     }
 
     /// `text`, of `count` Unicode scalars, with `changes` made to it in order: the string is
-    /// spliced in place (a text of ASCII is indexed in constant time), not rebuilt. Nil when a
+    /// spliced from its UTF-8 (a text of ASCII is indexed in constant time), never rebuilt
+    /// scalar by scalar. Nil when a
     /// change reaches past the end of the text or removes scalars it does not hold.
     public static func applying(_ changes: [TextChange], to text: String, count: Int) -> String? {
         var text = text
@@ -32,7 +33,13 @@ public struct TextChange: Hashable, Sendable {
                 stop = scalars.index(start, offsetBy: change.removed.count)
             }
             guard text.unicodeScalars[start..<stop].elementsEqual(change.removed) else { return nil }
-            text.unicodeScalars.replaceSubrange(start..<stop, with: change.inserted)
+            // Spliced from the two sides' UTF-8 (copied, not transcoded): the scalar view's
+            // `replaceSubrange` rebuilt the whole text through UTF-32, a long text's whole save.
+            var spliced = String(text.unicodeScalars[..<start])
+            spliced.reserveCapacity(text.utf8.count + change.inserted.count * 4)
+            spliced.unicodeScalars.append(contentsOf: change.inserted)
+            spliced.append(contentsOf: String(text.unicodeScalars[stop...]))
+            text = spliced
             count += change.inserted.count - change.removed.count
             if ascii, !change.inserted.allSatisfy(\.isASCII) { ascii = false }
         }
