@@ -129,7 +129,7 @@ struct Run: AsyncParsableCommand {
             }
             let imports: [(Int, String, String, Double?)] = [(10_000, "import.1small.10k", "10k", nil), (1_000_000, "import.1small.1m", "1M", 2.0)]
             for (length, id, label, aim) in imports {
-                table.row(id, "a second device importing one such save into its \(label)-character copy (a targeted pass, in process), median",
+                table.row(id, "a second device, the document in view, importing one such save into its \(label)-character copy (a targeted pass, in process), median",
                           ms: cost.importMs[length] ?? 0, target: aim.map { Target("≤ \($0) ms", atMost: $0) })
             }
         }
