@@ -327,7 +327,11 @@ extension DocumentLibrary {
     ) async -> [Result<DocumentWork, any Error>] {
         @Sendable func one(_ record: LocalDocumentRecord, _ document: OpenDocument) -> Result<DocumentWork, any Error> {
             Result {
-                let before = try document.read()
+                // Neither this copy nor the document's cache keeps the texts through the import,
+                // which changes them in place (a text held twice is copied whole).
+                var before = try document.read()
+                before.sync.texts = [:]
+                document.invalidate()
                 let flushed: (written: [URL], steppedOver: [QuarantinedFile])
                 do { flushed = try replicator.flushReporting(record.id, in: document.store) } catch { throw UnshippedSaves(cause: error) }
                 let exported = flushed.written.count
@@ -426,6 +430,8 @@ extension DocumentLibrary {
         }
         let outcome: (report: ImportReport, before: StoreContents, after: StoreContents)?
         do {
+            // The cache let go first: the import changes the texts in place.
+            document.invalidate()
             outcome = try replicator.importArrived(id, logs: logs, into: document.store)
             if outcome?.report.imported.isEmpty == false { document.invalidate() }
         } catch {

@@ -693,6 +693,9 @@ public actor DocumentLibrary {
         let shipsNow = ship && flush && settings.fastSave
         let logIsTheDurableStep = shipsNow && containerRefusal == nil && cloud?.container.isAvailable == true
         let committed: LocalCommit
+        // The cache let go first: the save changes the texts in place (a text held twice is
+        // copied whole).
+        document.invalidate()
         do {
             committed = try Replicator.commit(
                 document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
