@@ -50,7 +50,7 @@ public struct TextChange: Hashable, Sendable {
     }
 
     /// One change spliced from the two sides' UTF-8 (copied, not transcoded: the scalar view's
-    /// `replaceSubrange` rebuilt the whole text through UTF-32).
+    /// `replaceSubrange` goes through UTF-32 for the whole text).
     private static func splicing(_ change: TextChange, into text: String, count: Int) -> String? {
         guard let range = range(of: change, in: count) else { return nil }
         let start: String.Index, stop: String.Index
