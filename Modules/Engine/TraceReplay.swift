@@ -83,6 +83,10 @@ public enum TraceReplay {
 
         var saved = [Saved?](repeating: nil, count: trace.transactions.count)
         var delivered = [[Bool]](repeating: [Bool](repeating: false, count: trace.transactions.count), count: devices.count)
+        // Per source device and target device, the source's logs carried so far (each carry
+        // copies only the logs after them).
+        var carried = [[UInt64]](repeating: [UInt64](repeating: 0, count: devices.count), count: devices.count)
+        carried[0] = [UInt64](repeating: created, count: devices.count)
         // A transaction another agent names as a parent ends its save: a save is carried whole,
         // so it must not hold a transaction that an ancestry stops before.
         var seenElsewhere = [Bool](repeating: false, count: trace.transactions.count)
@@ -95,7 +99,7 @@ public enum TraceReplay {
             let agent = trace.transactions[index].agent
             let device = devices[agent]
             try await deliver(ancestorsOf: trace.transactions[index].parents, to: agent, trace: trace, devices: devices,
-                              document: document, saved: saved, delivered: &delivered)
+                              document: document, saved: saved, delivered: &delivered, carried: &carried)
             // The save: this transaction and the next ones of the agent that need nothing more.
             var run = [index]
             var patches = trace.transactions[index].patches.count
@@ -140,7 +144,7 @@ public enum TraceReplay {
         // Everyone gets everything.
         for target in devices.indices {
             try await deliver(ancestorsOf: Array(trace.transactions.indices), to: target, trace: trace, devices: devices,
-                              document: document, saved: saved, delivered: &delivered)
+                              document: document, saved: saved, delivered: &delivered, carried: &carried)
         }
         for (number, device) in devices.enumerated() {
             let text = try await device.library.detail(document).text
@@ -192,7 +196,7 @@ public enum TraceReplay {
     /// container and imports them there.
     static func deliver(
         ancestorsOf parents: [Int], to target: Int, trace: EditingTrace, devices: [Device], document: DocumentID,
-        saved: [Saved?], delivered: inout [[Bool]]
+        saved: [Saved?], delivered: inout [[Bool]], carried: inout [[UInt64]]
     ) async throws {
         var through: [Int: UInt64] = [:]
         var stack = parents
@@ -204,7 +208,9 @@ public enum TraceReplay {
         }
         guard !through.isEmpty else { return }
         for (source, sequence) in through {
-            try devices[source].container.carry(document, device: devices[source].id, through: sequence, to: devices[target].container)
+            let after = carried[source][target]
+            try devices[source].container.carry(document, device: devices[source].id, after: after, through: sequence, to: devices[target].container)
+            carried[source][target] = max(after, sequence)
         }
         await devices[target].library.sync(documents: [document])
     }
