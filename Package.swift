@@ -99,7 +99,7 @@ let package = Package(
 
         // MARK: - Tools
 
-        .executableTarget(name: "multidoc-store-stress", dependencies: ["Storage", "Model"], path: "Tools/StoreStress"),
+        .executableTarget(name: "multidoc-store-stress", dependencies: ["Storage", "Model", "Text"], path: "Tools/StoreStress"),
         .executableTarget(
             name: "multidoc-syncthing-bench", dependencies: ["Syncthing", "Engine", "Model"], path: "Tools/SyncthingBench"
         ),

@@ -111,12 +111,13 @@ extension DocumentLibrary {
         }
         do {
             let manager = FileManager.default
-            for suffix in ["", "-wal", "-shm", "-journal"] where manager.fileExists(atPath: store.path + suffix) {
+            for suffix in ["", "-wal", "-shm", "-journal", ".journal"] where manager.fileExists(atPath: store.path + suffix) {
                 try manager.moveItem(atPath: store.path + suffix, toPath: aside.path + suffix)
             }
             // A SQLite store's recent commits may be in its write-ahead log, which outlives the
-            // connection: it moves with the file (its index is rebuilt from it).
-            for suffix in ["", "-wal"] where suffix.isEmpty || manager.fileExists(atPath: fresh.path + suffix) {
+            // connection: it moves with the file (its index is rebuilt from it); a JSON store's
+            // journal holds the commits after its snapshot.
+            for suffix in ["", "-wal", ".journal"] where suffix.isEmpty || manager.fileExists(atPath: fresh.path + suffix) {
                 try manager.moveItem(atPath: fresh.path + suffix, toPath: store.path + suffix)
             }
             for suffix in ["-shm", ".lock"] { try? manager.removeItem(atPath: fresh.path + suffix) }

@@ -334,7 +334,11 @@ extension DocumentLibrary {
     ) async -> [Result<DocumentWork, any Error>] {
         @Sendable func one(_ record: LocalDocumentRecord, _ document: OpenDocument) -> Result<DocumentWork, any Error> {
             Result {
-                let before = try document.read()
+                // Neither this copy nor the document's cache keeps the texts through the import,
+                // which changes them in place (a text held twice is copied whole).
+                var before = try document.read()
+                before.sync.texts = [:]
+                document.invalidate()
                 let flushed: (written: [URL], steppedOver: [QuarantinedFile])
                 do { flushed = try replicator.flushReporting(record.id, in: document.store) } catch { throw UnshippedSaves(cause: error) }
                 let exported = flushed.written.count
@@ -433,6 +437,8 @@ extension DocumentLibrary {
         }
         let outcome: (report: ImportReport, before: StoreContents, after: StoreContents)?
         do {
+            // The cache let go first: the import changes the texts in place.
+            document.invalidate()
             outcome = try replicator.importArrived(id, logs: logs, into: document.store)
             if outcome?.report.imported.isEmpty == false { document.invalidate() }
         } catch {
@@ -784,13 +790,14 @@ extension DocumentLibrary {
 
     /// The stamps of the files a commit to the document's store changes: the store file, and
     /// for SQLite its write-ahead log (a rollback-journal commit rewrites the store file itself,
-    /// so the journal, there only during a transaction, adds nothing).
+    /// so the journal, there only during a transaction, adds nothing), for JSON the journal its
+    /// commits append to.
     nonisolated static func storeStamps(_ record: LocalDocumentRecord, in documents: DirectoryHandle?) -> [FileStamp] {
         guard let documents else { return [FileStamp(modified: -1, size: 0)] }
         let store = record.id.description + "/" + record.storeFolder.rawValue + "/" + record.store.fileName
         switch record.store {
         case .json:
-            return [FileStamp(in: documents, store)]
+            return [FileStamp(in: documents, store), FileStamp(in: documents, store + ".journal")]
         case .sqlite:
             // An empty write-ahead log holds nothing (opening a WAL store makes one): the main
             // file's stamp covers it. A commit makes it grow.

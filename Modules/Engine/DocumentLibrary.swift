@@ -102,6 +102,10 @@ public actor DocumentLibrary {
     var storeTouched: Set<DocumentID> = []
     /// When each quiet mark's stamps were last found unchanged (see `trustedQuietMark`).
     var quietChecked: [DocumentID: ContinuousClock.Instant] = [:]
+    /// Per document, the stamps of its folders in the container when a save last imported what
+    /// was waiting there (this device's own folder stamped again after each flush): the next
+    /// save imports only when they moved, so a save costs a few `stat`s, not a listing.
+    var importedBeforeSave: [DocumentID: Container.ChangeStamps] = [:]
     /// Whether a full pass has run in this process: until then nothing is known of which
     /// documents have logs waiting, and no arrival is imported alone.
     var fullPassDone = false
@@ -538,8 +542,8 @@ public actor DocumentLibrary {
 
     /// Appends to the document's text. The text is read inside the save's transaction, so
     /// appends from several processes of this device all land (none overwrites another).
+    /// An empty suffix is still a save (its `modified` date), with no look at the text.
     public func appendText(_ id: DocumentID, _ suffix: String) async throws {
-        guard !suffix.isEmpty else { return try await editText(id) { $0 } }
         try await editText(id, .append(suffix)) { _ in "" }
     }
 
@@ -548,15 +552,7 @@ public actor DocumentLibrary {
     /// - Throws: ``EngineError/outOfRange(document:detail:)`` past the end of the text.
     public func insertText(_ id: DocumentID, _ text: String, at position: Int) async throws {
         guard position >= 0 else { return try await outOfRange(id, "cannot insert at \(position)") }
-        guard !text.isEmpty else {
-            return try await editText(id) { current, name in
-                let count = current.unicodeScalars.count
-                guard position <= count else {
-                    throw EngineError.outOfRange(document: name, detail: Self.pastTheEnd("cannot insert at \(position)", count))
-                }
-                return current
-            }
-        }
+        // Empty: still a save (its `modified` date), refused past the end, with no look at the text.
         try await editText(id, .insert(text, at: position)) { Self.pastTheEnd("cannot insert at \(position)", $0) }
     }
 
@@ -566,14 +562,7 @@ public actor DocumentLibrary {
         let (end, overflow) = position.addingReportingOverflow(length)
         guard position >= 0, length >= 0, !overflow else { return try await outOfRange(id, "cannot delete \(length) at \(position)") }
         let detail = { (count: Int) in Self.pastTheEnd("cannot delete \(length) at \(position)", count) }
-        guard length > 0 else {
-            // Nothing to remove: still a save (its `modified` date), refused past the end.
-            return try await editText(id) { current, name in
-                let count = current.unicodeScalars.count
-                guard position <= count else { throw EngineError.outOfRange(document: name, detail: detail(count)) }
-                return current
-            }
-        }
+        // Nothing to remove (length 0): still a save (its `modified` date), refused past the end.
         try await editText(id, .delete(position..<end), outOfRange: detail)
     }
 
@@ -589,10 +578,23 @@ public actor DocumentLibrary {
         throw EngineError.outOfRange(document: document.record.name.rawValue, detail: Self.pastTheEnd(what, count))
     }
 
+    /// Saves edits of the text at known places as one save (and its `modified` date), each
+    /// counted in the text as the edits before it left it: what a front end that knows where
+    /// the cursor is, or a replayed trace, hands over instead of the whole text.
+    /// - Throws: ``EngineError/outOfRange(document:detail:)`` for an edit past the end (nothing
+    ///   is saved).
+    public func editText(_ id: DocumentID, _ edits: [TextEdit.Kind]) async throws {
+        try await editText(id, edits) { Self.pastTheEnd("an edit reaches past the end", $0) }
+    }
+
     /// Saves one edit of the text at a known place (and its `modified` date): operations made
     /// from the position, no whole text read or diffed. `outOfRange` words the refusal of an
     /// edit past the end, given the text's length.
     private func editText(_ id: DocumentID, _ kind: TextEdit.Kind, outOfRange: (Int) -> String) async throws {
+        try await editText(id, [kind], outOfRange: outOfRange)
+    }
+
+    private func editText(_ id: DocumentID, _ kinds: [TextEdit.Kind], outOfRange: (Int) -> String) async throws {
         let document = try await openEditable(id)
         let name = document.record.name.rawValue
         let modified = modifiedNow()
@@ -602,7 +604,7 @@ public actor DocumentLibrary {
                     throw EngineError.storeFailed(document: name, detail: "not viewable yet: its first import has not completed")
                 }
                 return ([.update(entry.id, attributes: [Entity.TextEntry.modified: .date(modified)])],
-                        [TextEdit(object: entry.id, attribute: Entity.TextEntry.text, kind)])
+                        kinds.map { TextEdit(object: entry.id, attribute: Entity.TextEntry.text, $0) })
             }
         } catch TextError.positionOutOfRange(_, let count) {
             throw EngineError.outOfRange(document: name, detail: outOfRange(count))
@@ -675,7 +677,10 @@ public actor DocumentLibrary {
     ) throws {
         let id = document.record.id
         if ship, let cloud {
-            _ = try? cloud.importPending(id, into: document.store)
+            let stamps = cloud.container.changeStamps(id, earlier: importedBeforeSave[id])
+            if importedBeforeSave[id] != stamps {
+                importedBeforeSave[id] = (try? cloud.importPending(id, into: document.store)) == nil ? nil : stamps
+            }
             // A device that saves is registered before its first log ships: devices prune
             // their logs only once every registered device has applied them.
             try? cloud.registerIfMissing()
@@ -690,6 +695,9 @@ public actor DocumentLibrary {
         let shipsNow = ship && flush && settings.fastSave
         let logIsTheDurableStep = shipsNow && containerRefusal == nil && cloud?.container.isAvailable == true
         let committed: LocalCommit
+        // The cache let go first: the save changes the texts in place (a text held twice is
+        // copied whole).
+        document.invalidate()
         do {
             committed = try Replicator.commit(
                 document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
@@ -712,8 +720,22 @@ public actor DocumentLibrary {
         } else if ship {
             storeTouched.insert(id)
         }
+        if shipsNow, let cloud { restampOwnLogs(id, container: cloud.container) }
         // The save is done and shipped: now is when the store's housekeeping can wait.
         document.store.checkpointIfDue()
+    }
+
+    /// This device's own log folder in ``importedBeforeSave`` stamped again after a save shipped
+    /// into it: peers never write there, so what changed it is this device's.
+    private func restampOwnLogs(_ id: DocumentID, container: Container) {
+        guard var stamps = importedBeforeSave[id] else { return }
+        guard let index = stamps.devices.firstIndex(of: identity.id), let documents = container.documentsFolder() else {
+            // A first log made this device's folder (and so changed `logs/`): listed again next time.
+            importedBeforeSave[id] = nil
+            return
+        }
+        stamps.stamps[index + 2] = FileStamp(in: documents, id.description + "/logs/" + identity.id.description)
+        importedBeforeSave[id] = stamps
     }
 
     /// Ships what is waiting in a document's outbox; a missing container only delays it.

@@ -59,10 +59,12 @@ public enum TraceReplay {
         // The merge alone, in memory.
         let clock = ContinuousClock()
         var started = clock.now
-        let merged = try trace.replayConcurrently()
+        // Only the texts are kept: the operations of every transaction are gone before the
+        // engine's replay starts (a long trace's are a hundred megabytes).
+        let mergedTexts = try trace.replayConcurrently().texts
         result.mergeSeconds = seconds(clock.now - started)
         result.mergeEditsPerSecond = Double(patchCount) / max(result.mergeSeconds, 1e-9)
-        for (index, text) in merged.texts.enumerated() where text != trace.endContent {
+        for (index, text) in mergedTexts.enumerated() where text != trace.endContent {
             result.mismatches.append("in-memory merge: replica \(index) ends with \(text.unicodeScalars.count) scalars, not the trace's end")
         }
 
@@ -81,6 +83,10 @@ public enum TraceReplay {
 
         var saved = [Saved?](repeating: nil, count: trace.transactions.count)
         var delivered = [[Bool]](repeating: [Bool](repeating: false, count: trace.transactions.count), count: devices.count)
+        // Per source device and target device, the source's logs carried so far (each carry
+        // copies only the logs after them).
+        var carried = [[UInt64]](repeating: [UInt64](repeating: 0, count: devices.count), count: devices.count)
+        carried[0] = [UInt64](repeating: created, count: devices.count)
         // A transaction another agent names as a parent ends its save: a save is carried whole,
         // so it must not hold a transaction that an ancestry stops before.
         var seenElsewhere = [Bool](repeating: false, count: trace.transactions.count)
@@ -93,7 +99,7 @@ public enum TraceReplay {
             let agent = trace.transactions[index].agent
             let device = devices[agent]
             try await deliver(ancestorsOf: trace.transactions[index].parents, to: agent, trace: trace, devices: devices,
-                              document: document, saved: saved, delivered: &delivered)
+                              document: document, saved: saved, delivered: &delivered, carried: &carried)
             // The save: this transaction and the next ones of the agent that need nothing more.
             var run = [index]
             var patches = trace.transactions[index].patches.count
@@ -104,20 +110,27 @@ public enum TraceReplay {
                 run.append(last + 1)
                 patches += next.patches.count
             }
-            var scalars = Array(try await device.library.detail(document).text.unicodeScalars)
+            // The patches as edits at their positions, as an editor saves them: no whole text.
+            var edits: [TextEdit.Kind] = []
             for transactionIndex in run {
                 for patch in trace.transactions[transactionIndex].patches {
-                    guard patch.position + patch.deleteCount <= scalars.count else {
-                        result.mismatches.append("transaction \(transactionIndex): patch at \(patch.position) (delete \(patch.deleteCount)) is outside device \(agent)'s text of \(scalars.count) scalars")
-                        result.endToEndSeconds = seconds(clock.now - started)
-                        return result
+                    let (end, overflow) = patch.position.addingReportingOverflow(patch.deleteCount)
+                    if patch.deleteCount > 0, !overflow { edits.append(.delete(patch.position..<end)) }
+                    if !patch.insert.isEmpty {
+                        var inserted = String.UnicodeScalarView()
+                        inserted.append(contentsOf: patch.insert)
+                        edits.append(.insert(String(inserted), at: patch.position))
                     }
-                    scalars.replaceSubrange(patch.position..<(patch.position + patch.deleteCount), with: patch.insert)
                 }
             }
-            var text = String.UnicodeScalarView()
-            text.append(contentsOf: scalars)
-            try await device.library.setText(document, String(text))
+            do {
+                try await device.library.editText(document, edits)
+            } catch let error as EngineError {
+                guard case .outOfRange(_, let detail) = error else { throw error }
+                result.mismatches.append("transactions \(run.first ?? index)–\(run.last ?? index): a patch is outside device \(agent)'s text (\(detail))")
+                result.endToEndSeconds = seconds(clock.now - started)
+                return result
+            }
             result.saves += 1
             let sequence = try await ownSequence(device, document)
             for transactionIndex in run {
@@ -131,7 +144,7 @@ public enum TraceReplay {
         // Everyone gets everything.
         for target in devices.indices {
             try await deliver(ancestorsOf: Array(trace.transactions.indices), to: target, trace: trace, devices: devices,
-                              document: document, saved: saved, delivered: &delivered)
+                              document: document, saved: saved, delivered: &delivered, carried: &carried)
         }
         for (number, device) in devices.enumerated() {
             let text = try await device.library.detail(document).text
@@ -183,7 +196,7 @@ public enum TraceReplay {
     /// container and imports them there.
     static func deliver(
         ancestorsOf parents: [Int], to target: Int, trace: EditingTrace, devices: [Device], document: DocumentID,
-        saved: [Saved?], delivered: inout [[Bool]]
+        saved: [Saved?], delivered: inout [[Bool]], carried: inout [[UInt64]]
     ) async throws {
         var through: [Int: UInt64] = [:]
         var stack = parents
@@ -195,7 +208,9 @@ public enum TraceReplay {
         }
         guard !through.isEmpty else { return }
         for (source, sequence) in through {
-            try devices[source].container.carry(document, device: devices[source].id, through: sequence, to: devices[target].container)
+            let after = carried[source][target]
+            try devices[source].container.carry(document, device: devices[source].id, after: after, through: sequence, to: devices[target].container)
+            carried[source][target] = max(after, sequence)
         }
         await devices[target].library.sync(documents: [document])
     }

@@ -36,10 +36,11 @@ public struct TextJournal: Sendable {
     /// Records that `operations` took the text `key` from revision `base` to `revision`.
     mutating func record(_ key: Key, base: UInt64, operations: [TextOperation], revision: UInt64) {
         guard base != revision else { return }
-        if var entry = entries[key], entry.revision == base {
-            entry.operations += operations
-            entry.revision = revision
-            entries[key] = entry
+        if let index = entries.index(forKey: key), entries.values[index].revision == base {
+            // In place: a copy of the entry would copy every operation the transaction applied
+            // so far (an import of many logs is one transaction).
+            entries.values[index].operations += operations
+            entries.values[index].revision = revision
         } else {
             // The first change of the transaction, or one after a change the journal did not
             // see: the store compares `base` with what it committed.

@@ -9,11 +9,12 @@ extension Container {
     /// gives every device a container folder of its own and carries logs between them in the
     /// order a trace's causal history says.
     /// - Throws: ``SyncError`` naming the file that could not be read or written.
-    public func carry(_ document: DocumentID, device: DeviceID, through sequence: UInt64, to other: Container) throws(SyncError) {
+    /// `after`: the logs up to it were carried before (only later ones are looked at).
+    public func carry(_ document: DocumentID, device: DeviceID, after carried: UInt64 = 0, through sequence: UInt64, to other: Container) throws(SyncError) {
         // Only a device that created the document has an info file.
-        try copy(infoURL(document, device: device), to: other.infoURL(document, device: device), other: other, optional: true)
-        guard sequence > 0 else { return }
-        for number in 1...sequence {
+        if carried == 0 { try copy(infoURL(document, device: device), to: other.infoURL(document, device: device), other: other, optional: true) }
+        guard sequence > carried else { return }
+        for number in (carried + 1)...sequence {
             try copy(logURL(document, device: device, sequence: number), to: other.logURL(document, device: device, sequence: number), other: other, optional: false)
         }
     }

@@ -34,6 +34,10 @@ public struct Replicator: Sendable {
     public var preparesNextLog = false
     private let now: @Sendable () -> Date
 
+    /// The changes and text operations one import transaction reads at most (past its last
+    /// log): a backlog of 4,000 saves of 64 edits each was 260,000 operations in one transaction.
+    public static let importBatchChanges = 20_000
+
     public init(container: Container, device: DeviceIdentity, baselineThreshold: Int = 100, importBatchSize: Int = 5_000, now: @escaping @Sendable () -> Date = Date.init) {
         self.container = container
         self.device = device
@@ -337,19 +341,20 @@ public struct Replicator: Sendable {
         for (index, edit) in edits.enumerated() {
             guard let record = contents.graph.objects[edit.object] else { continue }
             let key = TextJournal.Key(object: edit.object, attribute: edit.attribute)
-            let again = edits[(index + 1)...].contains { $0.object == edit.object && $0.attribute == edit.attribute } || working[key] != nil
-            let stored = working[key] ?? contents.sync.texts[edit.object]?[edit.attribute] ?? Merge.seeded(from: record.attributes[edit.attribute])
+            let again = edits[(index + 1)...].contains { $0.object == edit.object && $0.attribute == edit.attribute }
+            // Taken out of `working`, so the edits after the first change the one working copy
+            // in place (a copy per edit would copy the whole state each time).
+            var stored = working.removeValue(forKey: key) ?? contents.sync.texts[edit.object]?[edit.attribute] ?? Merge.seeded(from: record.attributes[edit.attribute])
             let (range, scalars) = try edit.resolved(count: stored.count)
             var hash = salt
             hash.mix(UInt64(range.lowerBound))
             for scalar in scalars { hash.mix(UInt64(scalar.value)) }
             let operations = try stored.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: stored, by: agent, hash: hash))
-            guard !operations.isEmpty else { continue }
             if again {
-                var copy = stored
-                for operation in operations { try copy.apply(operation) }
-                working[key] = copy
+                for operation in operations { try stored.apply(operation) }
+                working[key] = stored
             }
+            guard !operations.isEmpty else { continue }
             if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
                 logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
                 if logged[at].entity == nil { logged[at].entity = record.entity }
@@ -712,25 +717,29 @@ public struct Replicator: Sendable {
     /// missing log is waited for) and at a malformed log (quarantined and reported).
     public func importPending(_ document: DocumentID, into store: any DocumentStore) throws -> ImportReport {
         var report = ImportReport()
-        var contents = try store.read()
+        // Only what the plan needs: a copy of the contents kept through the writes below would
+        // share their texts, which the import then copies whole to change them.
+        var (applied, baselinesRead) = try { () throws(StoreError) in
+            let contents = try store.read()
+            return (contents.sync.applied, contents.sync.values[Self.baselinesReadKey, default: ""])
+        }()
         // The document's folders, listed once for the plan, the progress and the conflict copies.
         let listing = container.listing(document)
         report.listing = listing
         report.conflictCopies = listing.conflictCopies.map {
             QuarantinedFile(url: $0, reason: "conflict copy made by the replication engine, not imported")
         }
-        var plan = makePlan(document, listing, applied: contents.sync.applied, report: &report)
+        var plan = makePlan(document, listing, applied: applied, report: &report)
         // A peer's baseline not read here yet may hold logs that are in no log file any more (a
         // lost log its writer supplied again: ``lostLogs(_:listing:covered:contents:)``); its
         // name alone cannot tell, so each is read until it is found trusted (one not trusted
         // is reported, and read again, on every import, as before).
-        let read = Set(contents.sync.values[Self.baselinesReadKey, default: ""].split(separator: "\n").map(String.init))
+        let read = Set(baselinesRead.split(separator: "\n").map(String.init))
         if listing.baselineNames.contains(where: { !$0.hasPrefix("\(device.id)-") && !read.contains($0) }) { plan.needsBaseline = true }
 
         if plan.needsBaseline {
             // Every baseline is checked (widest first): the widest trusted one is also what a
             // compaction after this import needs, which then reads none again.
-            let applied = contents.sync.applied
             func holdsMore(_ entry: (url: URL, baseline: Baseline)) -> Bool {
                 entry.baseline.applied.contains { device, sequence in sequence > (applied[device] ?? 0) }
             }
@@ -757,8 +766,8 @@ public struct Replicator: Sendable {
                 }
                 report.summary.formUnion(summary)
                 report.baselinesMerged = useful.count
-                contents = try store.read()
-                plan = makePlan(document, listing, applied: contents.sync.applied, report: &report)
+                applied = try store.read().sync.applied
+                plan = makePlan(document, listing, applied: applied, report: &report)
             }
             // Bookkeeping only, in no transaction of its own unless it changed.
             let trustedNames = trusted.map(\.url.lastPathComponent).filter { !$0.hasPrefix("\(device.id)-") }
@@ -781,7 +790,15 @@ public struct Replicator: Sendable {
             // before them (its writer stepped over them); else it stops at the first.
             var unreadable: [DeviceID: [QuarantinedFile]] = [:]
             var firstUnreadable: [DeviceID: UInt64] = [:]
-            for (origin, sequence) in batch where !stopped.contains(origin) {
+            var changesRead = 0
+            for (position, (origin, sequence)) in zip(batch.indices, batch) where !stopped.contains(origin) {
+                // A batch also ends after ``importBatchChanges`` changes and text operations (the
+                // rest waits for the next one): a transaction holds every log it applies, decoded,
+                // and a backlog of long logs would otherwise all be in memory at once.
+                if changesRead >= Self.importBatchChanges, unreadable.isEmpty {
+                    pending.insert(contentsOf: batch[position...], at: 0)
+                    break
+                }
                 let url = container.logURL(document, device: origin, sequence: sequence)
                 do {
                     let log = try container.readLog(document, device: origin, sequence: sequence, refusing: refusedContainers)
@@ -797,6 +814,7 @@ public struct Replicator: Sendable {
                         firstUnreadable[origin] = nil
                     }
                     logs.append(log)
+                    changesRead += log.changes.reduce(0) { $0 + 1 + ($1.texts?.values.reduce(0) { $0 + $1.count } ?? 0) }
                 } catch {
                     if firstUnreadable[origin] == nil { firstUnreadable[origin] = sequence }
                     // Its writer is the one device sure to hold what it did.
@@ -843,7 +861,7 @@ public struct Replicator: Sendable {
             report.summary.formUnion(result.0)
             report.imported.append(contentsOf: result.1.map(ImportedLog.init))
         }
-        let applied = try store.read().sync.applied
+        applied = try store.read().sync.applied
         report.waitingForOthers = waiting.count
         report.dependencyWaits = dependencyWaits(document, waiting: waiting, applied: applied)
         report.gaps = plan.gaps
@@ -860,16 +878,18 @@ public struct Replicator: Sendable {
     /// for another device's log. What it imports is exactly what ``importPending(_:into:)`` would
     /// import first, so the two can follow each other in any order.
     ///
-    /// Returns the report with the store's contents before and after the import (read in its
-    /// transaction: the caller needs no read of its own).
+    /// Returns the report with the store's contents before (without its texts' sequences) and
+    /// after the import (read in its transaction: the caller needs no read of its own).
     public func importArrived(
         _ document: DocumentID, logs arrived: [DeviceID: Set<UInt64>], into store: any DocumentStore
     ) throws -> (report: ImportReport, before: StoreContents, after: StoreContents)? {
-        let contents = try store.read()
-        guard !contents.sync.applied.isEmpty else { return nil }
+        // Not a copy of the contents: one kept through the write below would share its texts,
+        // which the import then copies whole to change them.
+        let applied = try store.read().sync.applied
+        guard !applied.isEmpty else { return nil }
         var logs: [TransactionLog] = []
         for (origin, sequences) in arrived.sorted(by: { $0.key < $1.key }) where origin != device.id {
-            var next = (contents.sync.applied[origin] ?? 0) + 1
+            var next = (applied[origin] ?? 0) + 1
             // Arrived logs already applied (another process, or a pass, took them) need nothing.
             guard sequences.contains(where: { $0 >= next }) else { continue }
             guard sequences.contains(next) else { return nil }
@@ -883,9 +903,14 @@ public struct Replicator: Sendable {
             // import's to take.
             if sequences.contains(where: { $0 > next }) || container.hasLog(document, device: origin, sequence: next) { return nil }
         }
-        guard !logs.isEmpty else { return (ImportReport(), contents, contents) }
-        let applied = try store.write(durable: false) { contents -> (ChangeSummary, StoreContents, StoreContents)? in
-            let before = contents
+        guard !logs.isEmpty else {
+            let contents = try store.read()
+            return (ImportReport(), contents, contents)
+        }
+        let outcome = try store.write(durable: false) { contents -> (ChangeSummary, StoreContents, StoreContents)? in
+            // Without its texts, which the logs change in place.
+            var before = contents
+            before.sync.texts = [:]
             // Another process may have applied some meanwhile, or a log waits for another
             // device's: the full import sorts that out, and nothing is changed here then.
             var willHave = contents.sync.applied
@@ -900,7 +925,7 @@ public struct Replicator: Sendable {
             }
             return (summary, before, contents)
         }
-        guard let (summary, before, after) = applied else { return nil }
+        guard let (summary, before, after) = outcome else { return nil }
         var report = ImportReport()
         report.summary = summary
         report.imported = logs.map(ImportedLog.init)

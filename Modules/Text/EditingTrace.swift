@@ -4,8 +4,8 @@ import Foundation
 /// `{startContent, endContent, txns: [{parents, agent, patches: [[pos, delCount, insert]]}]}`,
 /// positions in Unicode scalars. Sequential traces have one agent and each transaction follows
 /// the one before; concurrent ones name each transaction's parents. Read by the tests and by
-/// `multidoc-text-bench`, so both replay the same thing. Not on any hot path (Foundation's
-/// `JSONSerialization` reads it); every field is checked before it is used.
+/// `multidoc-text-bench`, so both replay the same thing. Parsed as it is read
+/// (`EditingTrace+Streaming`); every field is checked before it is used.
 public struct EditingTrace: Sendable {
     public struct Patch: Sendable {
         public var position: Int
@@ -28,58 +28,47 @@ public struct EditingTrace: Sendable {
     static let maximumAgents = 4096
     static let maximumPosition = 1 << 40
 
-    /// Reads a trace file; `.gz` files through `/usr/bin/gzip -dc`.
+    /// Reads a trace file, `.gz` files through `/usr/bin/gzip -dc`, parsing the JSON as it is
+    /// read (``init(streaming:path:)``): memory holds the trace, not the file.
     public static func load(_ url: URL) throws(EditingTraceError) -> EditingTrace {
-        let data: Data
+        let input: FileHandle
+        var process: Process?
         do {
             if url.pathExtension == "gz" {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-                process.arguments = ["-dc", url.path]
+                let gzip = Process()
+                gzip.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
+                gzip.arguments = ["-dc", url.path]
                 let pipe = Pipe()
-                process.standardOutput = pipe
-                try process.run()
-                data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                guard process.terminationStatus == 0 else { throw EditingTraceError("gzip could not read it", url.path) }
+                gzip.standardOutput = pipe
+                try gzip.run()
+                process = gzip
+                input = pipe.fileHandleForReading
             } else {
-                data = try Data(contentsOf: url)
+                input = try FileHandle(forReadingFrom: url)
             }
-        } catch let error as EditingTraceError {
-            throw error
         } catch {
             throw EditingTraceError("cannot read it: \(error.localizedDescription)", url.path)
         }
-        return try EditingTrace(json: data, path: url.path)
+        defer {
+            try? input.close()
+            if let process, process.isRunning { process.terminate() }
+            process?.waitUntilExit()
+        }
+        let trace = try EditingTrace(streaming: { try input.read(upToCount: 1 << 16) ?? Data() }, path: url.path)
+        if let process {
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { throw EditingTraceError("gzip could not read it", url.path) }
+        }
+        return trace
     }
 
     /// Parses a trace's JSON; `path` names it in errors.
     public init(json data: Data, path: String = "trace") throws(EditingTraceError) {
-        guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-              let txns = json["txns"] as? [[String: Any]] else {
-            throw EditingTraceError("not an editing trace (no txns)", path)
-        }
-        startContent = json["startContent"] as? String ?? ""
-        endContent = json["endContent"] as? String ?? ""
-        var transactions: [Transaction] = []
-        transactions.reserveCapacity(txns.count)
-        for (index, txn) in txns.enumerated() {
-            let parents = txn["parents"] as? [Int] ?? (index > 0 ? [index - 1] : [])
-            let agent = txn["agent"] as? Int ?? 0
-            guard parents.allSatisfy({ $0 >= 0 && $0 < index }), agent >= 0, agent < Self.maximumAgents else {
-                throw EditingTraceError("transaction \(index) names a parent that is not before it, or an agent out of range", path)
-            }
-            var patches: [Patch] = []
-            for patch in txn["patches"] as? [[Any]] ?? [] {
-                guard patch.count == 3, let position = patch[0] as? Int, let deleteCount = patch[1] as? Int, let insert = patch[2] as? String,
-                      (0...Self.maximumPosition).contains(position), (0...Self.maximumPosition).contains(deleteCount) else {
-                    throw EditingTraceError("transaction \(index) holds a patch that is not [position, deleteCount, text]", path)
-                }
-                patches.append(Patch(position: position, deleteCount: deleteCount, insert: Array(insert.unicodeScalars)))
-            }
-            transactions.append(Transaction(parents: parents, agent: agent, patches: patches))
-        }
-        self.transactions = transactions
+        var handed = false
+        try self.init(streaming: {
+            defer { handed = true }
+            return handed ? Data() : data
+        }, path: path)
     }
 
     /// Applies one patch to `text` as a local edit by `agent`; returns its operations.

@@ -12,31 +12,62 @@ public struct TextChange: Hashable, Sendable {
         self.inserted = inserted
     }
 
-    /// `text`, of `count` Unicode scalars, with `changes` made to it in order: the string is
-    /// spliced in place (a text of ASCII is indexed in constant time), not rebuilt. Nil when a
-    /// change reaches past the end of the text or removes scalars it does not hold.
+    /// `text`, of `count` Unicode scalars, with `changes` made to it in order: one change is
+    /// spliced from the string's UTF-8 (a text of ASCII is indexed in constant time); several
+    /// are made on one array of its bytes (or scalars, past ASCII) and the string is built once,
+    /// never once per change. Nil when a change reaches past the end of the text or removes
+    /// scalars it does not hold.
     public static func applying(_ changes: [TextChange], to text: String, count: Int) -> String? {
-        var text = text
-        var count = count
-        var ascii = text.utf8.count == count
-        for change in changes {
-            let (end, overflow) = change.position.addingReportingOverflow(change.removed.count)
-            guard change.position >= 0, !overflow, end <= count else { return nil }
-            let start: String.Index, stop: String.Index
-            if ascii {
-                start = text.utf8.index(text.utf8.startIndex, offsetBy: change.position)
-                stop = text.utf8.index(start, offsetBy: change.removed.count)
-            } else {
-                let scalars = text.unicodeScalars
-                start = scalars.index(scalars.startIndex, offsetBy: change.position)
-                stop = scalars.index(start, offsetBy: change.removed.count)
-            }
-            guard text.unicodeScalars[start..<stop].elementsEqual(change.removed) else { return nil }
-            text.unicodeScalars.replaceSubrange(start..<stop, with: change.inserted)
-            count += change.inserted.count - change.removed.count
-            if ascii, !change.inserted.allSatisfy(\.isASCII) { ascii = false }
+        guard changes.count > 1 else {
+            guard let change = changes.first else { return text }
+            return splicing(change, into: text, count: count)
         }
-        return text
+        let ascii = text.utf8.count == count
+        if ascii, changes.allSatisfy({ $0.inserted.allSatisfy(\.isASCII) }) {
+            var bytes = Array(text.utf8)
+            for change in changes {
+                guard let range = range(of: change, in: bytes.count),
+                      bytes[range].elementsEqual(change.removed, by: { UInt32($0) == $1.value }) else { return nil }
+                bytes.replaceSubrange(range, with: change.inserted.map { UInt8(truncatingIfNeeded: $0.value) })
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        var scalars = Array(text.unicodeScalars)
+        for change in changes {
+            guard let range = range(of: change, in: scalars.count), scalars[range].elementsEqual(change.removed) else { return nil }
+            scalars.replaceSubrange(range, with: change.inserted)
+        }
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: scalars)
+        return String(view)
+    }
+
+    /// The positions `change` removes, when they are inside a text of `count` scalars.
+    private static func range(of change: TextChange, in count: Int) -> Range<Int>? {
+        let (end, overflow) = change.position.addingReportingOverflow(change.removed.count)
+        guard change.position >= 0, !overflow, end <= count else { return nil }
+        return change.position..<end
+    }
+
+    /// One change spliced from the two sides' UTF-8 (copied, not transcoded: the scalar view's
+    /// `replaceSubrange` goes through UTF-32 for the whole text).
+    private static func splicing(_ change: TextChange, into text: String, count: Int) -> String? {
+        guard let range = range(of: change, in: count) else { return nil }
+        let start: String.Index, stop: String.Index
+        if text.utf8.count == count {
+            start = text.utf8.index(text.utf8.startIndex, offsetBy: range.lowerBound)
+            stop = text.utf8.index(start, offsetBy: range.count)
+        } else {
+            let scalars = text.unicodeScalars
+            start = scalars.index(scalars.startIndex, offsetBy: range.lowerBound)
+            stop = scalars.index(start, offsetBy: range.count)
+        }
+        guard text.unicodeScalars[start..<stop].elementsEqual(change.removed) else { return nil }
+        var spliced = String(text.unicodeScalars[..<start])
+        spliced.reserveCapacity(text.utf8.count + change.inserted.count * 4)
+        spliced.unicodeScalars.append(contentsOf: change.inserted)
+        spliced.append(contentsOf: String(text.unicodeScalars[stop...]))
+        return spliced
     }
 }
 

@@ -488,12 +488,14 @@ final class StressProcess {
     private let output = Pipe()
 
     /// - Parameter pause: microseconds between the child's commits (0: a tight loop).
-    init(backend: Backend, path: URL, pause: UInt32 = 0) throws {
+    /// - Parameter text: each commit also appends a character to a text, and the child runs
+    ///   the store's housekeeping (compaction) after every commit.
+    init(backend: Backend, path: URL, pause: UInt32 = 0, text: Bool = false) throws {
         guard let executable = ProductRunner.path(of: "multidoc-store-stress") else {
             throw ProductRunner.RunnerError(message: "multidoc-store-stress is not built next to the tests")
         }
         process.executableURL = executable
-        process.arguments = [backend.kind.rawValue, path.path, backend.journal.rawValue, String(pause)]
+        process.arguments = [backend.kind.rawValue, path.path, backend.journal.rawValue, String(pause)] + (text ? ["text"] : [])
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -10,18 +10,21 @@ import Model
 /// document of a given length, in process, through the engine as the CLI saves (a cloud
 /// document, FastSave on: the save returns once its log is durable in the container), next to a
 /// durable write of a 200-byte file (write, fsync, rename, fsync of the folder) measured in the
-/// same run.
+/// same run; and a second device B on the same container, the document in view, importing
+/// each of those saves (a targeted pass of the one document, in process).
 enum SaveCost {
     struct Result {
         /// Median milliseconds of a 200-byte durable file write.
         var referenceMs: Double
         /// Median milliseconds of a one-character save, per document length.
         var saveMs: [Int: Double]
+        /// Median milliseconds of B's import of one such save, per document length.
+        var importMs: [Int: Double]
     }
 
     static func measure(folder: URL, store: String, lengths: [Int], saves: Int) async throws -> Result {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        var saveMs: [Int: Double] = [:]
+        var saveMs: [Int: Double] = [:], importMs: [Int: Double] = [:]
         var references: [Double] = []
         for length in lengths {
             let space = try Workspace(folder.appendingPathComponent("save-\(length)"))
@@ -33,18 +36,28 @@ enum SaveCost {
             var text = String(repeating: line, count: length / line.unicodeScalars.count + 1)
             text = String(text.unicodeScalars.prefix(length))
             try await library.setText(document.id, text)
-            var samples: [Double] = []
+            let (_, reader) = try space.library("B", store: store)
+            await reader.sync()
+            // B has the document in view (its detail open), as a reader watching it has: the
+            // store stays open between imports instead of being opened and loaded for each.
+            await reader.inspect(document.id)
+            var samples: [Double] = [], imports: [Double] = []
             for index in 0..<(saves + 3) {
                 // The reference right before each save, so both see the disk as it is then.
                 references.append(try referenceWrite(folder: folder, index: index))
                 let start = ContinuousClock.now
                 try await library.appendText(document.id, "x")
                 if index >= 3 { samples.append(elapsedSeconds(since: start) * 1000) }
+                let imported = ContinuousClock.now
+                await reader.sync(documents: [document.id])
+                if index >= 3 { imports.append(elapsedSeconds(since: imported) * 1000) }
             }
             saveMs[length] = median(samples)
+            importMs[length] = median(imports)
             await library.closeAll()
+            await reader.closeAll()
         }
-        return Result(referenceMs: median(references), saveMs: saveMs)
+        return Result(referenceMs: median(references), saveMs: saveMs, importMs: importMs)
     }
 
     /// One durable write of a 200-byte file, in milliseconds.
