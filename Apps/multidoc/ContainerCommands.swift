@@ -19,58 +19,17 @@ struct ContainerCommand: AsyncParsableCommand {
 
     static func container(_ setup: DeviceSetup) throws -> Container { try setup.containerView() }
 
-    static func identity(of container: Container) throws(EngineError) -> ContainerIdentity? {
-        do {
-            return try container.identity()
-        } catch {
-            if case .unknownFormat = error.kind { throw .containerFormat(error.description) }
-            throw .containerUnavailable(error.description)
-        }
-    }
-
     struct ContainerStatus: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "status", abstract: "Identity, devices, documents and tombstones in the container.")
         @OptionGroup var options: GlobalOptions
-
-        struct Output: Encodable {
-            var path: String
-            var containerID: String?
-            var format: Int?
-            var devices: [String]
-            var documents: Int
-            var tombstones: Int
-            var logs: Int
-            var trust: TrustState?
-            /// Files of the identity folder passed over (damaged): named with the way out.
-            var passedOver: [String]
-        }
 
         func run() async throws {
             try await runCommand {
                 let (setup, _) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
-                let summary: ContainerSummary
-                do throws(SyncError) {
-                    summary = try container.summary()
-                } catch {
-                    if case .unknownFormat = error.kind { throw EngineError.containerFormat(error.description) }
-                    throw EngineError.containerUnavailable(error.description)
-                }
-                let output = Output(
-                    path: container.root.path, containerID: summary.identity?.containerID.uuidString.lowercased(), format: summary.identity?.format,
-                    devices: summary.devices.map { "\($0.name) (\($0.device))" }, documents: summary.documents,
-                    tombstones: summary.tombstones, logs: summary.logs, trust: summary.trust, passedOver: summary.passedOver.map(\.description))
+                let output = try ContainerStatusRow(container)
                 if options.json { try printJSON(output); return }
-                print("container:  \(output.path)")
-                print("identity:   \(output.containerID ?? "not seeded") format \(output.format.map(String.init) ?? "-")")
-                print("devices:    \(output.devices.joined(separator: ", "))")
-                print("documents:  \(output.documents) (\(output.logs) logs), tombstones: \(output.tombstones)")
-                if let trust = output.trust {
-                    print("trust:      signed\(trust.encrypted ? " and encrypted" : ""), root \(trust.root); \(trust.admitted) admitted, \(trust.askingToJoin) asking to join, \(trust.removed) removed ('multidoc device list')")
-                } else {
-                    print("trust:      not signed: anyone who can write into the folder is trusted ('multidoc container upgrade --sign')")
-                }
-                for file in output.passedOver { print("passed over: \(file)") }
+                output.lines.forEach { print($0) }
             }
         }
     }
@@ -90,7 +49,7 @@ struct ContainerCommand: AsyncParsableCommand {
                 let skipped = try await library.copyContainer(to: url)
                 print("copied the container to \(url.path)")
                 for file in skipped {
-                    FileHandle.standardError.write(Data("multidoc: warning: \(file.description)\n".utf8))
+                    printError("multidoc: warning: \(file.description)")
                 }
             }
         }
@@ -104,31 +63,9 @@ struct ContainerCommand: AsyncParsableCommand {
             try await runCommand {
                 let (setup, library) = try options.bootstrap()
                 let container = try ContainerCommand.container(setup)
-                var problems: [String] = []
-                // This device's saves that cannot ship because another file took their slot: the
-                // container is sound, this device is stuck, and the line says what gets it out.
-                problems += try await library.closing { await $0.stuckSaves() }.map(\.description)
-                do throws(SyncError) {
-                    _ = try container.identity()
-                } catch {
-                    // A container this user cannot list is not one with problems in it: nothing was checked.
-                    if error.kind == .containerUnavailable { throw EngineError.containerUnavailable(error.description) }
-                    problems.append("\(error)")
-                }
-                // verify() names every file once, conflict copies included.
-                let verification = container.verify()
-                problems += verification.problems.map(\.description)
-                let waiting = verification.waiting.map(\.description)
-                if options.json {
-                    struct Output: Encodable { var checkedFiles: Int; var checkedLogs: Int; var problems: [String]; var waiting: [String] }
-                    try printJSON(Output(checkedFiles: verification.checkedFiles, checkedLogs: verification.checkedLogs, problems: problems, waiting: waiting))
-                } else {
-                    print("checked \(verification.checkedFiles) files (\(verification.checkedLogs) logs): \(problems.isEmpty ? "all valid" : "\(problems.count) problems")")
-                    problems.forEach { print("  \($0)") }
-                    if !waiting.isEmpty { print("\(waiting.count) not finished yet (not a problem):") }
-                    waiting.forEach { print("  \($0)") }
-                }
-                if !problems.isEmpty { throw ExitCode(9) }
+                let check = try ContainerCheck(container, stuck: try await library.closing { await $0.stuckSaves() })
+                if options.json { try printJSON(check) } else { check.lines.forEach { print($0) } }
+                if !check.problems.isEmpty { throw ExitCode(9) }
             }
         }
     }

@@ -7,8 +7,6 @@ import Model
 import Storage
 import Sync
 
-/// A document row as `--json` prints it (documented field names).
-
 struct New: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create a document (the seed's \"+\" button); prints its name and UUID.")
     @OptionGroup var options: GlobalOptions

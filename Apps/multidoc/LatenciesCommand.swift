@@ -3,10 +3,6 @@ import ArgumentParser
 import Engine
 import FileIO
 import Foundation
-import Model
-import Settings
-import Storage
-import Sync
 
 struct Latencies: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Recorded sync latencies: count, min, p50, p90, p99, max; --csv and --plot.")
@@ -29,23 +25,16 @@ struct Latencies: AsyncParsableCommand {
                 do {
                     try AtomicFile.write(Data(LatencyReport.svg(samples).utf8), to: url)
                 } catch {
-                    throw AppError(.writeFailed, "cannot write plot: \(error)")
+                    throw AppError(.writeFailed, "cannot write plot: \(error)", cause: error)
                 }
             }
             let oneWay = LatencyStatistics(milliseconds: samples.map(\.oneWayMs))
             let roundTrip = LatencyStatistics(milliseconds: samples.compactMap(\.roundTripMs))
             if options.json { try printJSON(Output(oneWay: oneWay, roundTrip: roundTrip)); return }
             guard oneWay != nil else { print("no latencies recorded yet (inspect a document with EnablePing on on two devices)"); return }
-            var rows = [["", "COUNT", "MIN", "P50", "P90", "P99", "MAX"]]
-            for (label, stats) in [("one-way", oneWay), ("round-trip", roundTrip)] {
-                guard let stats else { continue }
-                rows.append([label, "\(stats.count)", ms(stats.minMs), ms(stats.p50Ms), ms(stats.p90Ms), ms(stats.p99Ms), ms(stats.maxMs)])
-            }
-            printTable(rows)
+            printTable(latencyRows(oneWay: oneWay, roundTrip: roundTrip, header: ["", "COUNT", "MIN", "P50", "P90", "P99", "MAX"]))
             print("one-way \(LatencyReport.sparkline(samples.map(\.oneWayMs)))")
             if let plot { print("plot written to \(plot)") }
         }
     }
 }
-
-func ms(_ value: Double) -> String { String(format: "%.2f ms", value) }

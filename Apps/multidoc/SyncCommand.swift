@@ -1,31 +1,12 @@
 import AppSupport
 import ArgumentParser
 import Engine
-import FileIO
 import Foundation
-import Model
-import Settings
-import Storage
-import Sync
 
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "sync", abstract: "Import and export now; --watch keeps going and prints events as they happen.")
     @OptionGroup var options: GlobalOptions
     @Flag(help: "Keep syncing and print events until interrupted.") var watch = false
-
-    struct Output: Encodable {
-        var cloudAvailable: Bool
-        var discovered: [String]
-        var removed: [String]
-        var importedLogs: Int
-        var exportedLogs: Int
-        var quarantined: [String]
-        var problems: [String]
-        /// Documents whose saves could not be shipped into the container (exit 10).
-        var unshipped: [String]
-        /// Values last-writer-wins decided between concurrent writes (texts merge instead).
-        var conflicts: [ConflictReport]
-    }
 
     func run() async throws {
         try await runCommand {
@@ -34,7 +15,7 @@ struct SyncCommand: AsyncParsableCommand {
                 guard !watch else {
                     let events = await library.events()
                     let printer = Task {
-                        for await event in events { print(describe(event)); fflush(nil) }
+                        for await event in events { print(event.line(at: Date())); fflush(nil) }
                     }
                     defer { printer.cancel() }
                     try await LiveSync(library: library).run()
@@ -43,10 +24,7 @@ struct SyncCommand: AsyncParsableCommand {
                 return try await syncPass(library, json: options.json)
             }
             guard let report = watched else { return }
-            let output = Output(cloudAvailable: report.cloudAvailable, discovered: report.discovered, removed: report.removed,
-                                importedLogs: report.importedLogs, exportedLogs: report.exportedLogs,
-                                quarantined: report.quarantined.map(\.description), problems: report.problems.map(\.description),
-                                unshipped: report.unshipped, conflicts: report.conflicts)
+            let output = SyncOutput(report)
             guard setup.container != nil else {
                 throw EngineError.containerUnavailable(
                     "no container is configured: nothing to sync (--container DIR, MULTIDOC_CONTAINER, or: multidoc settings set Container DIR)")
@@ -55,9 +33,7 @@ struct SyncCommand: AsyncParsableCommand {
             // (7, or 8 for a newer format); --json still prints what the pass saw.
             if let error = report.containerError {
                 if options.json { try printJSON(output) }
-                // The way out of a container this device refused (its identity changed).
-                let hint = report.problems.lazy.compactMap { if case .containerChanged = $0 { $0.wayOut } else { nil } }.first.map { "; \($0)" } ?? ""
-                throw AppError(AppError(error).status, error.description + hint, cause: error)
+                throw AppError(AppError(error).status, error.description + report.containerChangeHint, cause: error)
             }
             if options.json {
                 try printJSON(output)
@@ -73,25 +49,6 @@ struct SyncCommand: AsyncParsableCommand {
                 throw AppError(.writeFailed, "\(which) not shipped into the container at \(setup.container?.path ?? "?") "
                     + "(the warnings above say why; `multidoc container verify` checks the container); they wait in the outbox for the next sync")
             }
-        }
-    }
-
-    private func describe(_ event: LibraryEvent) -> String {
-        let time = ISO8601DateFormatter().string(from: Date())
-        switch event {
-        case .documentAdded(let summary): return "\(time) added \(summary.name) (\(summary.origin.rawValue))"
-        case .documentRemoved(_, let name): return "\(time) removed \(name)"
-        case .objectsDidChange(let id, _): return "\(time) changed \(id)"
-        case .didSave(let id, _): return "\(time) saved \(id)"
-        case .didImport(let id, let summary, let from):
-            return "\(time) imported into \(id) from \(from.joined(separator: ", ")): \(summary.inserted.count) inserted, \(summary.updated.count) updated, \(summary.deleted.count) deleted"
-        case .becameViewable(let id): return "\(time) viewable \(id)"
-        case .downloadProgress(let id, let percent): return "\(time) downloading \(id) \(percent)%"
-        case .cloudAvailability(_, let detail): return "\(time) \(detail)"
-        case .containerChanged(let detail): return "\(time) \(detail)"
-        case .quarantined(let detail): return "\(time) quarantined \(detail)"
-        case .recovered(_, let report): return "\(time) recovered: \(report)"
-        case .failure(let detail): return "\(time) error: \(detail)"
         }
     }
 }
