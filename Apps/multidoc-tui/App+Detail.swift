@@ -5,6 +5,7 @@ import Model
 import Settings
 import Storage
 import Text
+import TerminalUI
 
 extension TUIApp {
     /// Opens the detail (the seed's segue): copies the container first with

@@ -2,6 +2,7 @@ import AppSupport
 import Engine
 import Foundation
 import Model
+import TerminalUI
 
 extension TUIApp {
     /// The master table: one row per document. Rows not viewable yet (discovered, first import

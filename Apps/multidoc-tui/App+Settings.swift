@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import Model
 import Settings
+import TerminalUI
 
 extension TUIApp {
     /// The seed's four switches plus UseCloud.

@@ -4,6 +4,7 @@ import Foundation
 import Model
 import Settings
 import Synchronization
+import TerminalUI
 
 /// The screens, as the seed app had them, plus keys help.
 enum Screen: Equatable {

@@ -3,6 +3,7 @@ import Engine
 import Foundation
 import Settings
 import Synchronization
+import TerminalUI
 
 /// The first-run screen: on a root that does not exist yet, asks for the device's name and its
 /// container folder and sets the root up as `multidoc init` does (AppSupport's ``DeviceInit``).
