@@ -50,7 +50,7 @@ let package = Package(
         .systemLibrary(name: "CSQLiteConfig", path: "Modules/CSQLiteConfig"),
         .target(
             name: "AppSupport",
-            dependencies: ["Model", "FileIO", "Settings", "Storage", "Sync", "Engine", "Syncthing", argumentParser, logging],
+            dependencies: ["Model", "FileIO", "Settings", "Storage", "Sync", "Text", "Engine", "Syncthing", argumentParser, logging],
             path: "Modules/AppSupport"
         ),
 
