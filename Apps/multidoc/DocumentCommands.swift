@@ -37,23 +37,15 @@ struct List: AsyncParsableCommand {
                 return (await library.list(), await library.recoveryReports)
             }
             if !options.json {
-                for (_, report) in recovered.sorted(by: { $0.key < $1.key }) {
-                    FileHandle.standardError.write(Data("multidoc: recovered: \(report)\n".utf8))
-                }
+                for (_, report) in recovered.sorted(by: { $0.key < $1.key }) { printError("multidoc: recovered: \(report)") }
             }
             if options.json {
                 printJSONRows(documents.map(DocumentRow.init))
                 return
             }
-            var rows = [["NAME", "STATE", "ORIGIN", "VIEWABLE", "DOWNLOADED", "LOCATION", "STORE", "MODIFIED"]]
-            for document in documents {
-                rows.append([document.name, document.state.statusString, document.origin.rawValue,
-                             document.viewable ? "yes" : "no", document.previewed ? "preview" : "\(document.downloadPercent)%", document.location.rawValue,
-                             document.store.rawValue, formatDate(document.modified)])
-            }
-            printTable(rows)
+            printTable(DocumentRow.table(documents))
             for document in documents where document.problem != nil {
-                FileHandle.standardError.write(Data("multidoc: warning: \(document.name): \(document.problem ?? "")\n".utf8))
+                printError("multidoc: warning: \(document.name): \(document.problem ?? "")")
             }
         }
     }
@@ -66,18 +58,6 @@ struct Show: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Show the text as it was after a save: its number in 'multidoc history', or a time (2026-11-23 21:00, or ISO 8601).", valueName: "save-or-time"))
     var at: HistoryPointArgument?
 
-    struct Output: Encodable {
-        var name: String
-        var uuid: String
-        var state: String
-        var modified: Date?
-        var text: String
-        var origin: String
-        var location: String
-        var store: String
-        var recovery: String?
-    }
-
     func run() async throws {
         if let at {
             try await runCommand { try await showPast(at.point) }
@@ -88,42 +68,23 @@ struct Show: AsyncParsableCommand {
                 let record = try await resolveFresh(document, in: library, json: options.json)
                 return (record, try await library.detail(record.id, segue: true), await library.recoveryReports[record.id])
             }
-            let output = Output(
-                name: detail.summary.name, uuid: record.id.description, state: detail.summary.state.statusString,
-                modified: detail.modified, text: detail.text, origin: detail.summary.origin.rawValue,
-                location: detail.summary.location.rawValue, store: detail.summary.store.rawValue, recovery: recovery)
+            let output = DetailRow(detail, id: record.id, recovery: recovery)
             if options.json { try printJSON(output); return }
-            if let recovery { FileHandle.standardError.write(Data("multidoc: recovered: \(recovery)\n".utf8)) }
-            if let problem = detail.containerCopyProblem { FileHandle.standardError.write(Data("multidoc: warning: \(problem)\n".utf8)) }
-            print("File name: \(output.name)")
-            print("State:     \(output.state)")
-            print("Modified:  \(formatDate(output.modified))")
-            print("")
-            print(output.text)
+            if let recovery { printError("multidoc: recovered: \(recovery)") }
+            if let problem = detail.containerCopyProblem { printError("multidoc: warning: \(problem)") }
+            output.lines.forEach { print($0) }
         }
     }
 
     /// `show DOC --at POINT`: the text after one save of its history.
     func showPast(_ point: HistoryPoint) async throws {
-        struct Past: Encodable {
-            var name: String
-            var uuid: String
-            var save: UInt64
-            var savedBy: String
-            var savedAt: Date
-            var text: String
-        }
         let (record, past) = try await options.withLibrary { library in
             let record = try await resolveFresh(document, in: library, json: options.json)
             return (record, try await library.text(record.id, at: point))
         }
-        let output = Past(name: record.name.rawValue, uuid: record.id.description, save: past.save.id, savedBy: past.save.deviceName,
-                          savedAt: past.save.committedAt, text: past.text)
+        let output = PastTextRow(record, text: past.text, save: past.save)
         if options.json { try printJSON(output); return }
-        print("File name: \(output.name)")
-        print("As of:     save \(output.save) by \(output.savedBy), \(formatDate(output.savedAt))")
-        print("")
-        print(output.text)
+        output.lines.forEach { print($0) }
     }
 }
 
@@ -183,30 +144,14 @@ struct Edit: AsyncParsableCommand {
                 case .editor:
                     // A peer's save while the editor was open is merged, not overwritten.
                     let original = try await library.detail(record.id).text
-                    try await library.saveEditedText(record.id, try editInEditor(original), editedFrom: original)
+                    try await library.saveEditedText(
+                        record.id, try TerminalPrompt.edit(original, environment: ProcessInfo.processInfo.environment), editedFrom: original)
                 }
                 reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
                 return try await library.detail(record.id)
             }
             if options.json { try printJSON(DocumentRow(detail.summary)) } else { print("saved \(detail.summary.name)") }
         }
-    }
-
-    private func editInEditor(_ text: String) throws -> String {
-        let editor = ProcessInfo.processInfo.environment["VISUAL"] ?? ProcessInfo.processInfo.environment["EDITOR"] ?? "vi"
-        // The text is private: a folder only this user can enter, a file only this user can read.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("multidoc-edit-\(UUID().uuidString)", isDirectory: false)
-        try AtomicFile.makeDirectory(folder)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appendingPathComponent("text.txt", isDirectory: false)
-        try AtomicFile.write(Data(text.utf8), to: file)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(editor) \"$1\"", "sh", file.path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw AppError(.failure, "the editor (\(editor)) exited with \(process.terminationStatus); nothing saved") }
-        return String(decoding: try Data(contentsOf: file), as: UTF8.self)
     }
 }
 

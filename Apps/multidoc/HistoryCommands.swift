@@ -19,34 +19,19 @@ struct History: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
 
-    struct Row: Encodable {
-        var save: UInt64
-        var savedAt: Date
-        var device: String
-        var deviceName: String
-        var sequence: UInt64
-        var added: Int
-        var removed: Int
-    }
-
     func run() async throws {
         try await runCommand {
             let saves = try await options.withLibrary { library in
                 let record = try await resolveFresh(document, in: library, json: options.json)
                 return try await library.history(record.id)
             }
-            let rows = saves.map {
-                Row(save: $0.id, savedAt: $0.committedAt, device: $0.device.description, deviceName: $0.deviceName, sequence: $0.sequence,
-                    added: $0.added, removed: $0.removed)
-            }
+            let rows = saves.map(HistoryRow.init)
             if options.json { try printJSON(rows); return }
             guard !rows.isEmpty else {
                 print("no saves in the history yet (saves are kept from when the container is of format 2)")
                 return
             }
-            printTable([["SAVE", "TIME", "DEVICE", "ADDED", "REMOVED"]] + rows.map {
-                ["\($0.save)", formatDate($0.savedAt), "\($0.deviceName) (\($0.device.prefix(8)))", "+\($0.added)", "-\($0.removed)"]
-            })
+            printTable(HistoryRow.table(rows))
         }
     }
 }

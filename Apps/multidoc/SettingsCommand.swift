@@ -1,25 +1,14 @@
 import AppSupport
 import ArgumentParser
 import Engine
-import FileIO
 import Foundation
 import Model
 import Settings
-import Storage
-import Sync
 
 struct SettingsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "settings", abstract: "Show and change this device's settings.",
         subcommands: [ListSettings.self, GetSetting.self, SetSetting.self], defaultSubcommand: ListSettings.self)
-
-    struct Row: Encodable {
-        var key: String
-        var value: String
-        var source: String
-        var environment: String
-        var summary: String
-    }
 
     struct ListSettings: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Every setting with its value and where the value came from.")
@@ -28,12 +17,9 @@ struct SettingsCommand: AsyncParsableCommand {
         func run() async throws {
             try await runCommand {
                 let (setup, _) = try options.bootstrap()
-                let rows = setup.settings.all.map {
-                    Row(key: $0.key.rawValue, value: $0.shown, source: $0.source.rawValue,
-                        environment: $0.key.environmentName, summary: $0.key.summary)
-                }
+                let rows = setup.settings.all.map { SettingRow($0) }
                 if options.json { try printJSON(rows); return }
-                printTable([["KEY", "VALUE", "SOURCE", "DESCRIPTION"]] + rows.map { [$0.key, $0.value, $0.source, $0.summary] })
+                printTable(SettingRow.table(rows))
             }
         }
     }
@@ -49,7 +35,7 @@ struct SettingsCommand: AsyncParsableCommand {
                 let (setup, _) = try options.bootstrap()
                 guard let entry = setup.settings.entries[key] else { throw SettingsError.unknownKey(key.rawValue) }
                 if options.json {
-                    try printJSON(Row(key: key.rawValue, value: entry.value.description, source: entry.source.rawValue, environment: key.environmentName, summary: key.summary))
+                    try printJSON(SettingRow(entry, masked: false))
                 } else {
                     print(entry.value.description)
                 }
@@ -70,11 +56,7 @@ struct SettingsCommand: AsyncParsableCommand {
         func run() async throws {
             try await runCommand {
                 let key = try SettingKey.named(key)
-                var parsed = try key.parse(value)
-                // A container is remembered as an absolute path: later commands may run anywhere.
-                if key == .container, case .text(let path) = parsed, !path.isEmpty {
-                    parsed = .text(absolutePath(path))
-                }
+                let parsed = try SettingRow.value(value, for: key)
                 guard let choice = MoveToLocalChoice(rawValue: cloudDocuments) else {
                     throw AppError(.usage, "unknown choice '\(cloudDocuments)' for --cloud-documents; expected keep-using-cloud, remove-cloud or keep-cloud")
                 }
@@ -95,10 +77,7 @@ struct SettingsCommand: AsyncParsableCommand {
                     try printJSON(["key": key.rawValue, "value": parsed.description, "moved": moved.map { "\($0.name): \($0.movedTo?.rawValue ?? $0.problem ?? "")" }.joined(separator: "; ")])
                 } else {
                     print("\(key.rawValue) = \(parsed)")
-                    for change in moved {
-                        if let location = change.movedTo { print("  \(change.name) → \(location.rawValue)") }
-                        if let problem = change.problem { print("  \(change.name): \(problem)") }
-                    }
+                    moved.flatMap(\.lines).forEach { print($0) }
                 }
             }
         }

@@ -37,13 +37,6 @@ struct Trash: AsyncParsableCommand {
         discussion: "A delete made here or by a peer moves the document's local copy to <root>/Trash; 'multidoc restore' brings one back as a new document.")
     @OptionGroup var options: GlobalOptions
 
-    struct Row: Encodable {
-        var name: String
-        var uuid: String
-        var deletedAt: Date
-        var deletedBy: String
-    }
-
     func run() async throws {
         try await runCommand {
             let entries = try await options.withLibrary { library in
@@ -51,14 +44,14 @@ struct Trash: AsyncParsableCommand {
                 return await library.trash()
             }
             if options.json {
-                try printJSON(entries.map { Row(name: $0.name, uuid: $0.id.description, deletedAt: $0.deletedAt, deletedBy: $0.deletedBy) })
+                try printJSON(entries.map(TrashRow.init))
                 return
             }
             guard !entries.isEmpty else {
                 print("the trash is empty")
                 return
             }
-            printTable([["NAME", "UUID", "DELETED", "BY"]] + entries.map { [$0.name, String($0.id.description.prefix(8)), formatDate($0.deletedAt), $0.deletedBy] })
+            printTable(TrashRow.table(entries.map(TrashRow.init)))
         }
     }
 }
