@@ -68,7 +68,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "multidoc-tui",
-            dependencies: ["AppSupport", "Engine", "Storage", "Settings", "Model", "Text", "TerminalUI", argumentParser, logging],
+            dependencies: ["AppSupport", "Engine", "Storage", "Settings", "Model", "TerminalUI", argumentParser, logging],
             path: "Apps/multidoc-tui"
         ),
 

@@ -4,7 +4,6 @@ import Foundation
 import Model
 import Settings
 import Storage
-import Text
 import TerminalUI
 
 extension TUIApp {

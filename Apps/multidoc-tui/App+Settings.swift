@@ -1,7 +1,6 @@
 import AppSupport
 import Engine
 import Foundation
-import Model
 import Settings
 import TerminalUI
 

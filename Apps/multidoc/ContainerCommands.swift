@@ -1,11 +1,8 @@
 import AppSupport
 import ArgumentParser
 import Engine
-import FileIO
 import Foundation
 import Model
-import Settings
-import Storage
 import Sync
 
 struct ContainerCommand: AsyncParsableCommand {
@@ -109,25 +106,15 @@ struct ContainerCommand: AsyncParsableCommand {
                 """)
         @OptionGroup var options: GlobalOptions
 
-        struct Row: Encodable {
-            var name: String
-            var repaired: Bool
-            var gaps: [String]
-            var detail: String
-        }
-
         func run() async throws {
             try await runCommand {
                 let outcomes = try await options.withLibrary { library in try await library.repairGaps() }
                 if options.json {
-                    try printJSON(outcomes.map { Row(name: $0.name, repaired: $0.repaired, gaps: $0.gaps.map(\.description), detail: $0.detail) })
+                    try printJSON(outcomes.map(RepairRow.init))
                 } else if outcomes.isEmpty {
                     print("nothing to repair: no document waits for a missing log")
                 } else {
-                    for outcome in outcomes {
-                        let gaps = outcome.gaps.map { "\($0) (log \($0.nextPresent) is there)" }.joined(separator: ", ")
-                        print("\(outcome.name): \(outcome.repaired ? "repaired" : "not repaired"): missing \(gaps); \(outcome.detail)")
-                    }
+                    outcomes.forEach { print($0.line) }
                 }
                 if outcomes.contains(where: { !$0.repaired }) { throw ExitCode.failure }
             }
@@ -181,19 +168,8 @@ struct ContainerCommand: AsyncParsableCommand {
                 let (_, library) = try options.bootstrap()
                 let result = try await library.closing { try await $0.upgradeContainer(force: force) }
                 if options.json { try printJSON(result) }
-                if !result.upgraded, !result.already {
-                    let names = result.devicesNotReady.joined(separator: ", ")
-                    throw AppError(.containerFormat, "not moved: \(names) \(result.devicesNotReady.count == 1 ? "is" : "are") not known to read format 2; update \(result.devicesNotReady.count == 1 ? "it" : "them") and run `multidoc sync` there, or add --force")
-                }
-                guard !options.json else { return }
-                if result.already {
-                    print("the container is already of format \(result.format)")
-                } else {
-                    print("moved the container to format \(result.format): text edits made on several devices at once now merge")
-                    if !result.devicesNotReady.isEmpty {
-                        print("these devices must be updated before they sync again: \(result.devicesNotReady.joined(separator: ", "))")
-                    }
-                }
+                if let refusal = result.refusal { throw refusal }
+                if !options.json { result.lines.forEach { print($0) } }
             }
         }
 
@@ -203,17 +179,8 @@ struct ContainerCommand: AsyncParsableCommand {
             let (_, library) = try options.bootstrap()
             let result = try await library.closing { try await $0.secureContainer(passphrase: passphrase, force: force) }
             if options.json { try printJSON(result) }
-            if !result.signed {
-                let names = result.devicesNotReady.joined(separator: ", ")
-                throw AppError(.containerFormat, "not moved: \(names) \(result.devicesNotReady.count == 1 ? "runs a build" : "run builds") that cannot sign; update \(result.devicesNotReady.count == 1 ? "it" : "them") and run `multidoc sync` there, or add --force")
-            }
-            guard !options.json else { return }
-            print("the container is signed\(result.encrypted ? " and encrypted" : ""); its root is this device, fingerprint \(result.root)")
-            if !result.waitingForAdmission.isEmpty {
-                print("asking to join (compare each fingerprint on that device, then 'multidoc device admit FINGERPRINT'):")
-                for device in result.waitingForAdmission { print("  \(device)") }
-            }
-            if result.encrypted { print("other devices run 'multidoc container unlock' with the passphrase") }
+            if let refusal = result.refusal { throw refusal }
+            if !options.json { result.lines.forEach { print($0) } }
         }
     }
 

@@ -1,12 +1,9 @@
 import AppSupport
 import ArgumentParser
 import Engine
-import FileIO
 import Foundation
 import Model
-import Settings
 import Storage
-import Sync
 
 struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -70,17 +67,7 @@ struct DeviceList: AsyncParsableCommand {
             let (_, library) = try options.bootstrap()
             let list = try await library.closing { try await $0.deviceList() }
             if options.json { return try printJSON(list) }
-            print("this device: \(list.thisDevice), fingerprint \(list.thisFingerprint ?? "none (no usable device key)")")
-            print(list.signed ? "container: signed\(list.encrypted ? " and encrypted" : ""), root \(list.root ?? "?")"
-                : "container: not signed (anyone who can write into it is trusted; 'multidoc container upgrade --sign' signs it)")
-            for entry in list.devices {
-                print("  \(entry.fingerprint ?? "(no key)")  \(entry.name)  \(entry.device.prefix(8))  \(entry.state)"
-                      + (entry.warning.map { "  (careful: \($0))" } ?? ""))
-            }
-            for problem in list.problems { print("  not trusted: \(problem)") }
-            if list.devices.contains(where: { $0.state == "asks to join" }) {
-                print("admit one with 'multidoc device admit FINGERPRINT' after comparing it on that device")
-            }
+            list.lines.forEach { print($0) }
         }
     }
 }

@@ -1,11 +1,8 @@
 import AppSupport
 import ArgumentParser
 import Engine
-import FileIO
 import Foundation
 import Model
-import Storage
-import Sync
 
 struct New: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create a document (the seed's \"+\" button); prints its name and UUID.")

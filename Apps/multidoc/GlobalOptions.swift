@@ -3,8 +3,6 @@ import ArgumentParser
 import Engine
 import Foundation
 import Logging
-import Model
-import Settings
 
 /// Options every command takes: the device and its settings (AppSupport's
 /// ``DeviceOptions``, shared with the TUI and the daemon), `--json` and `--verbose`.

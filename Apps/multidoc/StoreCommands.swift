@@ -1,11 +1,9 @@
 import AppSupport
 import ArgumentParser
 import Engine
-import FileIO
 import Foundation
 import Model
 import Storage
-import Sync
 
 struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

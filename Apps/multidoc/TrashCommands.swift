@@ -1,11 +1,8 @@
 import AppSupport
 import ArgumentParser
 import Engine
-import FileIO
 import Foundation
 import Model
-import Storage
-import Sync
 
 struct Remove: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
