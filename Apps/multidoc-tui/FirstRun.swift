@@ -76,25 +76,17 @@ struct FirstRunScreen {
 
     /// Checks the form and, when it holds, makes the root; otherwise says what to change.
     private mutating func submit() -> DeviceSetup? {
-        let name = fields[0].text.trimmingCharacters(in: .whitespaces)
-        do {
-            _ = try SettingKey.deviceName.parse(name)
-            var choice = try device.container(fields[1].text)
-            if case .missing(let url) = choice {
-                guard confirmCreate == url else {
-                    confirmCreate = url
-                    message = ("\(url.path) does not exist: Enter creates it, or change the path", false)
-                    return nil
-                }
-                try DeviceInit.create(url)
-                choice = .folder(url)
-            }
-            return try device.apply(deviceName: name, container: choice, flags: flags)
-        } catch {
-            focus = error is SettingsError ? 0 : 1
-            message = (AppError(error).message, true)
-            return nil
+        switch device.submit(name: fields[0].text, container: fields[1].text, flags: flags, confirmed: confirmCreate) {
+        case .setUp(let setup):
+            return setup
+        case .confirmCreate(let url, let text):
+            confirmCreate = url
+            message = (text, false)
+        case .refused(let field, let text):
+            focus = field
+            message = (text, true)
         }
+        return nil
     }
 
     private func draw() {

@@ -42,13 +42,7 @@ struct SyncCommand: AsyncParsableCommand {
                 for conflict in report.conflicts { print("conflict: \(conflict)") }
                 reportSync(report, json: false)
             }
-            // Saves that stayed on this device are not synced, whatever else the pass did.
-            let unshipped = report.unshipped
-            if !unshipped.isEmpty {
-                let which = unshipped.count == 1 ? "\(unshipped[0])'s saves were" : "saves of \(unshipped.count) documents were"
-                throw AppError(.writeFailed, "\(which) not shipped into the container at \(setup.container?.path ?? "?") "
-                    + "(the warnings above say why; `multidoc container verify` checks the container); they wait in the outbox for the next sync")
-            }
+            if let unshipped = report.unshippedError(container: setup.container) { throw unshipped }
         }
     }
 }

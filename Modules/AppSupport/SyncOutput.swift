@@ -31,6 +31,15 @@ public struct SyncOutput: Encodable, Sendable {
 }
 
 extension SyncReport {
+    /// Saves that stayed on this device are not synced, whatever else the pass did: the error
+    /// `sync` ends with (exit 10), or nil when every save shipped.
+    public func unshippedError(container: URL?) -> AppError? {
+        guard !unshipped.isEmpty else { return nil }
+        let which = unshipped.count == 1 ? "\(unshipped[0])'s saves were" : "saves of \(unshipped.count) documents were"
+        return AppError(.writeFailed, "\(which) not shipped into the container at \(container?.path ?? "?") "
+            + "(the warnings above say why; `multidoc container verify` checks the container); they wait in the outbox for the next sync")
+    }
+
     /// The way out of a container this device refused (its identity changed), as a suffix for
     /// the line that says why nothing was synced; empty when there is none.
     public var containerChangeHint: String {
