@@ -29,8 +29,6 @@ struct DetailView {
 final class TUIApp {
     let device: Device
     let terminal: Terminal
-    let inbox = EventInbox()
-    let passes = SyncPassCounter()
     let syncInterval: Duration
 
     let model: LibraryModel
@@ -54,20 +52,7 @@ final class TUIApp {
 
     /// Runs until `q` or a termination signal; returns the exit status.
     func run() async -> Int32 {
-        let events = await library.events()
-        let inbox = inbox
-        let forwarder = Task.detached {
-            for await event in events { inbox.push(event) }
-        }
-        let library = library
-        let interval = syncInterval
-        let passes = passes
-        let live = LiveSync(library: library, configuration: .init(rescanInterval: interval)) { _ in
-            passes.increment()
-            return .goOn
-        }
-        let sync = Task.detached { try? await live.run() }
-        await model.refreshList()
+        await model.startLive(rescanInterval: syncInterval)
         if device.setup.container == nil {
             model.show("no container (--container or MULTIDOC_CONTAINER): documents stay on this device")
         }
@@ -80,26 +65,15 @@ final class TUIApp {
                 needsDraw = true
                 await handle(key)
             }
-            let pending = inbox.drain()
-            if !pending.isEmpty {
-                await model.handle(pending, editing: view.editor != nil)
-                if model.open == nil, screen == .detail { screen = .master }
-                needsDraw = true
-            }
-            if Date().timeIntervalSince(model.listedAt) > 2 {
-                await model.refreshList()
-                needsDraw = true
-            }
-            if let message = model.message, !message.isError, Date().timeIntervalSince(message.shownAt) > 6 {
-                model.message = nil
+            if await model.tick(editing: view.editor != nil) {
+                // The open document was deleted meanwhile.
+                if model.open == nil, screen == .detail { (screen, view) = (.master, DetailView()) }
                 needsDraw = true
             }
         }
         // A signal while editing still saves the edit.
         await model.finish(editedText: view.editor?.text, editedFrom: view.editor?.original)
-        sync.cancel()
-        forwarder.cancel()
-        await sync.value
+        await model.stopLive()
         return 0
     }
 
@@ -176,7 +150,7 @@ final class TUIApp {
         } else {
             cloud = model.cloudAvailable ? "cloud ok" : "cloud UNAVAILABLE"
         }
-        let right = "\(model.settings.deviceName) · \(cloud) · sync \(passes.value)"
+        let right = "\(model.settings.deviceName) · \(cloud) · sync \(model.passCount)"
         let columns = terminal.size.columns
         let rightWidth = min(TextWidth.of(right), max(0, columns - 12))
         terminal.drawBar(" " + title, line: 0, style: [.title, .bold])

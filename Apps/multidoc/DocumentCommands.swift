@@ -96,19 +96,6 @@ struct Edit: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: ArgumentHelp("Delete LEN Unicode scalars from POS.", valueName: "pos> <len"))
     var delete: [String] = []
 
-    /// What the flags ask for, checked by ``validate()``.
-    enum Change {
-        case replace(String), append(String), insert(String, at: Int), delete(at: Int, length: Int), editor
-    }
-
-    var change: Change {
-        if let text { return .replace(text) }
-        if let append { return .append(append) }
-        if insert.count == 2, let position = Int(insert[0]) { return .insert(insert[1], at: position) }
-        if delete.count == 2, let position = Int(delete[0]), let length = Int(delete[1]) { return .delete(at: position, length: length) }
-        return .editor
-    }
-
     func validate() throws {
         let given = [text != nil, append != nil, !insert.isEmpty, !delete.isEmpty].filter { $0 }.count
         if given > 1 { throw ValidationError("use one of --text, --append, --insert and --delete") }
@@ -133,17 +120,8 @@ struct Edit: AsyncParsableCommand {
             let detail = try await options.withLibrary { library in
                 reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
                 let record = try await library.resolve(document)
-                switch change {
-                case .replace(let text): try await library.setText(record.id, text)
-                case .append(let suffix): try await library.appendText(record.id, suffix)
-                case .insert(let text, let position): try await library.insertText(record.id, text, at: position)
-                case .delete(let position, let length): try await library.deleteText(record.id, at: position, length: length)
-                case .editor:
-                    // A peer's save while the editor was open is merged, not overwritten.
-                    let original = try await library.detail(record.id).text
-                    try await library.saveEditedText(
-                        record.id, try TerminalPrompt.edit(original, environment: ProcessInfo.processInfo.environment), editedFrom: original)
-                }
+                try await TextEditRequest(text: text, append: append, insert: insert, delete: delete)
+                    .apply(to: record.id, in: library, environment: ProcessInfo.processInfo.environment)
                 reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
                 return try await library.detail(record.id)
             }

@@ -45,6 +45,9 @@ public final class LibraryModel {
     /// When ``refreshList()`` last ran.
     public private(set) var listedAt = Date.distantPast
     private var recoveryShown: Set<DocumentID> = []
+    private let inbox = EventInbox()
+    private let passes = SyncPassCounter()
+    private var live: (sync: Task<Void, Never>, forwarder: Task<Void, Never>)?
 
     public init(setup: DeviceSetup, library: DocumentLibrary, flags: [SettingKey: SettingValue], environment: [String: String]) {
         self.setup = setup
@@ -52,6 +55,56 @@ public final class LibraryModel {
         self.flags = flags
         self.environment = environment
         self.settings = setup.settings
+    }
+
+    // MARK: Live sync
+
+    /// Starts live sync in the background: its passes are counted (``passCount``) and its
+    /// events wait for ``tick(editing:)``.
+    public func startLive(rescanInterval: Duration) async {
+        let events = await library.events()
+        let inbox = inbox, passes = passes
+        let forwarder = Task.detached {
+            for await event in events { inbox.push(event) }
+        }
+        let live = LiveSync(library: library, configuration: .init(rescanInterval: rescanInterval)) { _ in
+            passes.increment()
+            return .goOn
+        }
+        self.live = (Task.detached { try? await live.run() }, forwarder)
+        await refreshList()
+    }
+
+    /// How many live sync passes ran (a front end shows it, so a user sees sync is alive).
+    public var passCount: Int { passes.value }
+
+    /// What happened since the last tick: the engine's events handled, the list refreshed every
+    /// two seconds, a message dropped after six. True when there is something new to draw.
+    public func tick(editing: Bool) async -> Bool {
+        var changed = false
+        let pending = inbox.drain()
+        if !pending.isEmpty {
+            await handle(pending, editing: editing)
+            changed = true
+        }
+        if Date().timeIntervalSince(listedAt) > 2 {
+            await refreshList()
+            changed = true
+        }
+        if let message, !message.isError, Date().timeIntervalSince(message.shownAt) > 6 {
+            self.message = nil
+            changed = true
+        }
+        return changed
+    }
+
+    /// Stops live sync and waits for it to end.
+    public func stopLive() async {
+        guard let live else { return }
+        live.sync.cancel()
+        live.forwarder.cancel()
+        await live.sync.value
+        self.live = nil
     }
 
     // MARK: The status line
