@@ -26,6 +26,7 @@ public final class PassWarnings: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [String] = []
 
+    /// Holds `line` for the end of the command, once however often it comes.
     public func add(_ line: String) {
         lock.lock()
         defer { lock.unlock() }

@@ -49,6 +49,7 @@ public struct RepairRow: Encodable, Sendable {
     public var gaps: [String]
     public var detail: String
 
+    /// The row of one repair outcome.
     public init(_ repair: GapRepair) {
         name = repair.name
         repaired = repair.repaired

@@ -39,6 +39,7 @@ public struct DemoScenario: Sendable {
     /// Device A's stores; device B uses the other kind.
     public var storeA: StoreKind
 
+    /// `keep`: leave the folders for inspection; `pingRounds`: pings each device sends.
     public init(keep: Bool, pingRounds: Int, storeA: StoreKind) {
         self.keep = keep
         self.pingRounds = pingRounds

@@ -17,6 +17,7 @@ public struct DetailRow: Encodable, Sendable {
     public var store: String
     public var recovery: String?
 
+    /// The row of `detail`; `recovery`: what error recovery did to it, if anything.
     public init(_ detail: DocumentDetail, id: DocumentID, recovery: String?) {
         name = detail.summary.name
         uuid = id.description
@@ -44,6 +45,7 @@ public struct PastTextRow: Encodable, Sendable {
     public var savedAt: Date
     public var text: String
 
+    /// The row of `record`'s `text` as it was after `save`.
     public init(_ record: LocalDocumentRecord, text: String, save: TextSave) {
         name = record.name.rawValue
         uuid = record.id.description
@@ -68,6 +70,7 @@ public struct HistoryRow: Encodable, Sendable {
     public var added: Int
     public var removed: Int
 
+    /// The row of one save.
     public init(_ save: TextSave) {
         self.save = save.id
         savedAt = save.committedAt
@@ -93,6 +96,7 @@ public struct TrashRow: Encodable, Sendable {
     public var deletedAt: Date
     public var deletedBy: String
 
+    /// The row of one trash entry.
     public init(_ entry: TrashEntry) {
         name = entry.name
         uuid = entry.id.description

@@ -18,6 +18,7 @@ public struct DocumentRow: Encodable, Sendable {
     /// Read from the container only: viewable while it is there, not downloaded.
     public var previewed: Bool
 
+    /// The row of one document of the master table.
     public init(_ summary: DocumentSummary) {
         name = summary.name
         uuid = summary.id.description

@@ -8,6 +8,7 @@ public final class EventInbox: Sendable {
 
     public init() {}
 
+    /// Keeps `event` for the next ``drain()``.
     public func push(_ event: LibraryEvent) { events.withLock { $0.append(event) } }
 
     /// The events pushed since the last drain, oldest first.
@@ -25,6 +26,7 @@ public final class SyncPassCounter: Sendable {
 
     public init() {}
 
+    /// Counts one pass.
     public func increment() { count.add(1, ordering: .relaxed) }
     public var value: Int { count.load(ordering: .relaxed) }
 }

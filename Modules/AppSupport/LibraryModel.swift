@@ -49,6 +49,8 @@ public final class LibraryModel {
     private let passes = SyncPassCounter()
     private var live: (sync: Task<Void, Never>, forwarder: Task<Void, Never>)?
 
+    /// The model of `library` on the device `setup` describes; `flags` and `environment` as the
+    /// front end was started with.
     public init(setup: DeviceSetup, library: DocumentLibrary, flags: [SettingKey: SettingValue], environment: [String: String]) {
         self.setup = setup
         self.library = library
@@ -109,10 +111,13 @@ public final class LibraryModel {
 
     // MARK: The status line
 
+    /// Says what happened (the status line drops it after a while).
     public func show(_ text: String) { message = StatusMessage(text: text, isError: false, shownAt: Date()) }
 
+    /// Says what went wrong (the status line keeps it until something else is said).
     public func fail(_ text: String) { message = StatusMessage(text: text, isError: true, shownAt: Date()) }
 
+    /// Says what went wrong, in the words of AppSupport's ``AppError``.
     public func fail(_ error: any Error) { fail(AppError(error).message) }
 
     // MARK: The list
@@ -200,6 +205,7 @@ public final class LibraryModel {
         }
     }
 
+    /// Deletes a document (into the trash; on every device for a cloud document).
     public func delete(_ document: DocumentSummary) async {
         do {
             try await library.delete(document.id)
@@ -291,6 +297,7 @@ public final class LibraryModel {
 
     // MARK: Trash, latencies, settings
 
+    /// Reads the trash again.
     public func loadTrash() async { trashEntries = await library.trash() }
 
     /// Restores a trashed document as a new one and chooses it; false when it failed.
@@ -309,6 +316,7 @@ public final class LibraryModel {
         return restoredOne
     }
 
+    /// Reads the recorded latencies again.
     public func loadLatencies() { latencySamples = LatencyLog(url: setup.root.latenciesURL).read() }
 
     /// Turns a switch over in the settings file, resolves the settings again (flag >

@@ -17,6 +17,7 @@ public struct SyncOutput: Encodable, Sendable {
     /// Values last-writer-wins decided between concurrent writes (texts merge instead).
     public var conflicts: [ConflictReport]
 
+    /// The output of one pass's report.
     public init(_ report: SyncReport) {
         cloudAvailable = report.cloudAvailable
         discovered = report.discovered

@@ -19,10 +19,12 @@ public final class TerminalProgress: Sendable {
     private let enabled: Bool
     private let state = Mutex(State())
 
+    /// `enabled`: draw at all (off for `--json` and when stderr is not a terminal).
     public init(enabled: Bool = isatty(STDERR_FILENO) == 1) {
         self.enabled = enabled
     }
 
+    /// Draws the line for `progress`, when it is due.
     public func update(_ progress: SyncProgress) {
         guard enabled else { return }
         let now = ContinuousClock.now
@@ -39,6 +41,7 @@ public final class TerminalProgress: Sendable {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
+    /// Erases the line, if one was drawn.
     public func finish() {
         guard enabled, state.withLock({ $0.shown }) else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))

@@ -8,6 +8,7 @@ import Glibc
 /// thread-safe), and always given back to the shell by ``stop()``.
 @MainActor
 public final class Terminal {
+    /// A terminal not taken over yet (``start()`` does).
     public init() {}
 
     private var window: UnsafeMutablePointer<WINDOW>?
@@ -72,6 +73,7 @@ public final class Terminal {
 
     // MARK: Drawing
 
+    /// Blanks the screen before a frame is drawn.
     public func clear() {
         guard let window else { return }
         werase(window)
@@ -109,6 +111,7 @@ public final class Terminal {
         }
     }
 
+    /// Shows what was drawn since the last refresh.
     public func refresh() {
         guard let window else { return }
         wrefresh(window)

@@ -7,6 +7,7 @@ public struct TextEditor: Sendable {
     /// The text when editing began, to tell whether there is anything to save.
     public let original: String
 
+    /// Edits `text`, the cursor at its end.
     public init(text: String) {
         characters = Array(text)
         cursor = characters.count
@@ -30,23 +31,28 @@ public struct TextEditor: Sendable {
         cursor += 1
     }
 
+    /// Breaks the line at the cursor.
     public mutating func newline() {
         characters.insert("\n", at: cursor)
         cursor += 1
     }
 
+    /// Removes the character before the cursor.
     public mutating func backspace() {
         guard cursor > 0 else { return }
         characters.remove(at: cursor - 1)
         cursor -= 1
     }
 
+    /// Removes the character after the cursor.
     public mutating func deleteForward() {
         guard cursor < characters.count else { return }
         characters.remove(at: cursor)
     }
 
+    /// One character back.
     public mutating func left() { cursor = max(0, cursor - 1) }
+    /// One character on.
     public mutating func right() { cursor = min(characters.count, cursor + 1) }
 
     /// To the start of the logical line.

@@ -5,6 +5,7 @@ public struct TextLayout {
     /// For every index 0...count: its row and column (the last one is the end of the text).
     public var positions: [(row: Int, column: Int)]
 
+    /// Wraps `characters` to `width` columns (at least 2).
     public init(_ characters: [Character], width: Int) {
         let width = max(2, width)
         var rows = [""]

@@ -3,6 +3,7 @@ import CNcurses
 /// Display widths of text in terminal columns (wcwidth under the UTF-8 locale): accents take
 /// one column, CJK and most emoji two.
 public enum TextWidth {
+    /// The columns `character` takes: 1 or 2.
     public static func of(_ character: Character) -> Int {
         var total = 0
         for scalar in character.unicodeScalars {
@@ -12,6 +13,7 @@ public enum TextWidth {
         return max(1, min(2, total))
     }
 
+    /// The columns `text` takes.
     public static func of(_ text: String) -> Int { text.reduce(0) { $0 + of($1) } }
 
     /// What is shown for a character: control characters become spaces.
