@@ -13,12 +13,7 @@ struct SyncCommand: AsyncParsableCommand {
             let (setup, library) = try options.bootstrap()
             let watched: SyncReport? = try await library.closing { library in
                 guard !watch else {
-                    let events = await library.events()
-                    let printer = Task {
-                        for await event in events { print(event.line(at: Date())); fflush(nil) }
-                    }
-                    defer { printer.cancel() }
-                    try await LiveSync(library: library).run()
+                    try await library.watch { event in print(event.line(at: Date())); fflush(nil) }
                     return nil
                 }
                 return try await syncPass(library, json: options.json)
@@ -57,18 +52,7 @@ struct Inspect: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let counts = try await options.withLibrary { library in
-                await library.sync()
-                let record = try await library.resolve(document)
-                await library.inspect(record.id, rounds: pingRounds)
-                if startPing { try await library.startPing() }
-                let rounds = pingRounds
-                try await LiveSync(library: library) { _ in
-                    guard rounds != nil else { return .goOn }
-                    return await library.pingFinished ? .stop : .goOn
-                }.run()
-                return await library.pingCounts
-            }
+            let counts = try await options.withLibrary { try await $0.inspectLive(document, rounds: pingRounds, startPing: startPing) }
             print("pings sent: \(counts.sent), answered: \(counts.answered)")
         }
     }

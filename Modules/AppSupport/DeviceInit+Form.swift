@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Model
 import Settings
 
 extension DeviceInit {
@@ -32,5 +33,49 @@ extension DeviceInit {
         } catch {
             return .refused(field: error is SettingsError ? 0 : 1, message: AppError(error).message)
         }
+    }
+}
+
+extension DeviceInit {
+    /// What `multidoc init` does: takes the name and the container given (or in
+    /// `MULTIDOC_CONTAINER`), asks for what is missing when `interactive`, creates a missing
+    /// container folder when `createContainer` or the user agrees, and sets the root up. The
+    /// name is checked before anything is made.
+    /// - Throws: ``SettingsError`` for a bad name or flag, ``EngineError`` or a file error when
+    ///   the root or the container folder cannot be made.
+    public func setUp(
+        name given: String?, container typedContainer: String?, flags: [SettingKey: SettingValue], createContainer: Bool, interactive: Bool
+    ) throws -> DeviceSetup {
+        var name = given
+        if name == nil, interactive { name = TerminalPrompt.ask("Device name", default: suggestedName) }
+        _ = try name.map { try SettingKey.deviceName.parse($0) }
+        var typed = typedContainer ?? environmentContainer
+        if typed == nil, interactive {
+            typed = TerminalPrompt.ask("Shared container folder (none: documents stay on this device)", default: suggestedContainer)
+        }
+        var choice = try typed.map { try container($0) }
+        if case .missing(let url) = choice, createContainer || (interactive && TerminalPrompt.confirm("\(url.path) does not exist. Create it?")) {
+            try Self.create(url)
+            choice = .folder(url)
+        }
+        return try apply(deviceName: name, container: choice, flags: flags)
+    }
+}
+
+/// What `multidoc init` set up (documented field names).
+public struct InitRow: Encodable, Sendable {
+    public var root: String
+    public var created: Bool
+    public var device: String
+    public var deviceID: String
+    public var container: String?
+
+    /// The row of `setup`, made by `device`.
+    public init(_ device: DeviceInit, _ setup: DeviceSetup) {
+        root = device.root.path
+        created = device.isNew
+        self.device = setup.settings.deviceName
+        deviceID = setup.identity.id.description
+        container = setup.container?.path
     }
 }
