@@ -14,8 +14,6 @@ struct ContainerCommand: AsyncParsableCommand {
         ],
         defaultSubcommand: ContainerStatus.self)
 
-    static func container(_ setup: DeviceSetup) throws -> Container { try setup.containerView() }
-
     struct ContainerStatus: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "status", abstract: "Identity, devices, documents and tombstones in the container.")
         @OptionGroup var options: GlobalOptions
@@ -23,7 +21,7 @@ struct ContainerCommand: AsyncParsableCommand {
         func run() async throws {
             try await runCommand {
                 let (setup, _) = try options.bootstrap()
-                let container = try ContainerCommand.container(setup)
+                let container = try setup.containerView()
                 let output = try ContainerStatusRow(container)
                 if options.json { try printJSON(output); return }
                 output.lines.forEach { print($0) }
@@ -59,7 +57,7 @@ struct ContainerCommand: AsyncParsableCommand {
         func run() async throws {
             try await runCommand {
                 let (setup, library) = try options.bootstrap()
-                let container = try ContainerCommand.container(setup)
+                let container = try setup.containerView()
                 let check = try ContainerCheck(container, stuck: try await library.closing { await $0.stuckSaves() })
                 if options.json { try printJSON(check) } else { check.lines.forEach { print($0) } }
                 if !check.problems.isEmpty { throw ExitCode(9) }
@@ -77,7 +75,7 @@ struct ContainerCommand: AsyncParsableCommand {
             try await runCommand {
                 guard yes else { throw AppError(.usage, "resetting removes every document from the container; add --yes to do it") }
                 let (setup, _) = try options.bootstrap()
-                let container = try ContainerCommand.container(setup)
+                let container = try setup.containerView()
                 let identity: ContainerIdentity
                 do {
                     identity = try container.reset(device: setup.identity.id, now: Date())
@@ -197,7 +195,7 @@ struct ContainerCommand: AsyncParsableCommand {
         func run() async throws {
             try await runCommand {
                 let (setup, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })
-                _ = try ContainerCommand.container(setup)
+                _ = try setup.containerView()
                 let report = try await library.closing { try await syncPass($0, json: options.json) }
                 // Nothing adopted (a container this device has seen signed, emptied of its
                 // identity, is not seeded over): the command fails with why.

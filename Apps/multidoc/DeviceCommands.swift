@@ -25,13 +25,6 @@ struct DeviceCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
         @Flag(help: "Do it (without this flag, only say what would happen).") var yes = false
 
-        struct Output: Encodable {
-            var old: String
-            var new: String
-            var resaved: [String]
-            var saves: Int
-        }
-
         func run() async throws {
             try await runCommand {
                 let setup = try options.device.setup(environment: ProcessInfo.processInfo.environment, finishingIdentityChange: true)
@@ -40,10 +33,7 @@ struct DeviceCommand: AsyncParsableCommand {
                     return
                 }
                 let report = try setup.takeNewIdentity(stores: .standard(options: setup.storeOptions))
-                if options.json {
-                    try printJSON(Output(old: report.old.description, new: report.new.description, resaved: report.resaved, saves: report.saves))
-                    return
-                }
+                if options.json { return try printJSON(NewIdentityRow(report)) }
                 print("this device is now \(report.new) (was \(report.old)); \(report.saves) waiting saves of \(report.resaved.count) documents saved again: run 'multidoc sync' to ship them")
             }
         }

@@ -28,8 +28,7 @@ struct Latencies: AsyncParsableCommand {
                     throw AppError(.writeFailed, "cannot write plot: \(error)", cause: error)
                 }
             }
-            let oneWay = LatencyStatistics(milliseconds: samples.map(\.oneWayMs))
-            let roundTrip = LatencyStatistics(milliseconds: samples.compactMap(\.roundTripMs))
+            let (oneWay, roundTrip) = (LatencyStatistics.oneWay(samples), LatencyStatistics.roundTrip(samples))
             if options.json { try printJSON(Output(oneWay: oneWay, roundTrip: roundTrip)); return }
             guard oneWay != nil else { print("no latencies recorded yet (inspect a document with EnablePing on on two devices)"); return }
             printTable(latencyRows(oneWay: oneWay, roundTrip: roundTrip, header: ["", "COUNT", "MIN", "P50", "P90", "P99", "MAX"]))

@@ -15,12 +15,7 @@ struct Convert: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            guard let target = target ?? options.device.store else {
-                throw AppError(.usage, "say which backend to convert to: --store sqlite|json")
-            }
-            guard let kind = StoreKind(rawValue: target.lowercased()) else {
-                throw AppError(.usage, "unknown store '\(target)'; expected sqlite or json")
-            }
+            let kind = try StoreKind.typed(target ?? options.device.store)
             let record = try await options.withLibrary { library in
                 let record = try await library.resolve(document)
                 try await library.convert(record.id, to: kind)

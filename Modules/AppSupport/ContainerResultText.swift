@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Model
 import Sync
 
 // What the container verbs that change it say, in words: the rows are the engine's results.
@@ -80,5 +81,18 @@ extension DeviceList {
             lines.append("admit one with 'multidoc device admit FINGERPRINT' after comparing it on that device")
         }
         return lines
+    }
+}
+
+/// `device new-identity --json` (documented field names).
+public struct NewIdentityRow: Encodable, Sendable {
+    public var old: String
+    public var new: String
+    public var resaved: [String]
+    public var saves: Int
+
+    /// The row of what taking a new identity did.
+    public init(_ report: NewIdentityReport) {
+        (old, new, resaved, saves) = (report.old.description, report.new.description, report.resaved, report.saves)
     }
 }

@@ -119,8 +119,7 @@ public struct DemoScenario: Sendable {
             folder: folder.path, document: created.name, uuid: created.id.description, discoveredOnB: discovered,
             viewableOnB: viewable, newToViewableMs: milliseconds(newToViewable), editSeenOnA: textOnA.hasSuffix(" START"),
             editLatencyMs: milliseconds(editLatency), pingsSent: ["A": sentA, "B": sentB],
-            oneWay: LatencyStatistics(milliseconds: samples.map(\.oneWayMs)),
-            roundTrip: LatencyStatistics(milliseconds: samples.compactMap(\.roundTripMs)), kept: keep)
+            oneWay: LatencyStatistics.oneWay(samples), roundTrip: LatencyStatistics.roundTrip(samples), kept: keep)
         return Outcome(summary: summary, samples: samples, rootA: setupA.root.url, rootB: setupB.root.url, container: container)
     }
 
@@ -132,6 +131,16 @@ public struct DemoScenario: Sendable {
         var logger = Logger(label: "multidoc.demo.\(name)")
         logger.logLevel = .error
         return (setup, setup.openLibrary(logger: logger))
+    }
+}
+
+extension LatencyStatistics {
+    /// The statistics of the samples' one-way latencies (nil for none).
+    public static func oneWay(_ samples: [LatencySample]) -> LatencyStatistics? { LatencyStatistics(milliseconds: samples.map(\.oneWayMs)) }
+
+    /// The statistics of the samples' round trips (nil for none).
+    public static func roundTrip(_ samples: [LatencySample]) -> LatencyStatistics? {
+        LatencyStatistics(milliseconds: samples.compactMap(\.roundTripMs))
     }
 }
 
