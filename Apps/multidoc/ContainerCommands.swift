@@ -74,14 +74,7 @@ struct ContainerCommand: AsyncParsableCommand {
         func run() async throws {
             try await runCommand {
                 guard yes else { throw AppError(.usage, "resetting removes every document from the container; add --yes to do it") }
-                let (setup, _) = try options.bootstrap()
-                let container = try setup.containerView()
-                let identity: ContainerIdentity
-                do {
-                    identity = try container.reset(device: setup.identity.id, now: Date())
-                } catch {
-                    throw EngineError.containerUnavailable("\(error)")
-                }
+                let identity = try options.bootstrap().0.resetContainer()
                 // This device adopts it as every other device will: its cloud documents were in
                 // the old container, so they become local documents (nothing is lost).
                 let (_, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })

@@ -62,17 +62,8 @@ struct SettingsCommand: AsyncParsableCommand {
                 }
                 let (setup, _) = try options.bootstrap()
                 try setup.settingsFile.set(key, to: parsed)
-                var moved: [UseCloudChange] = []
-                if key == .useCloud {
-                    // Re-read so the new value is in force, then bring the documents in line.
-                    let (_, library) = try options.bootstrap()
-                    moved = try await library.closing { library in
-                        await library.sync()
-                        let moved = await library.applyUseCloud { _ in choice }
-                        await library.sync()
-                        return moved
-                    }
-                }
+                // Opened again so the new value is in force.
+                let moved = key == .useCloud ? try await options.withLibrary { await $0.applyUseCloudNow(choice) } : []
                 if options.json {
                     try printJSON(["key": key.rawValue, "value": parsed.description, "moved": moved.map { "\($0.name): \($0.movedTo?.rawValue ?? $0.problem ?? "")" }.joined(separator: "; ")])
                 } else {

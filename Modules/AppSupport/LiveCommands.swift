@@ -1,8 +1,9 @@
 import Engine
 import Foundation
 
-// The commands that keep syncing until they are stopped: `multidoc sync --watch` and
-// `multidoc inspect`. LiveSync does the work; these say when it ends.
+// What a command does with the library beyond one verb: keep syncing until stopped (`sync
+// --watch`, `inspect`; LiveSync does the work, these say when it ends), or bring every
+// document in line with a changed UseCloud.
 
 extension DocumentLibrary {
     /// Syncs live until the process is interrupted, handing every event to `each`
@@ -29,5 +30,15 @@ extension DocumentLibrary {
             return await self.pingFinished ? .stop : .goOn
         }.run()
         return await pingCounts
+    }
+
+    /// Brings every document in line with UseCloud as now in force (`settings set UseCloud`):
+    /// a pass, the moves (`choice` for each cloud document when it went off), a pass that ships
+    /// them. Returns what became of each document moved.
+    public nonisolated func applyUseCloudNow(_ choice: MoveToLocalChoice) async -> [UseCloudChange] {
+        await sync()
+        let moved = await applyUseCloud { _ in choice }
+        await sync()
+        return moved
     }
 }
