@@ -67,12 +67,13 @@ let package = Package(
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .target(name: "Text", dependencies: ["Model"], path: "Modules/Text"),
         .systemLibrary(name: "CNcurses", path: "Modules/CNcurses"),
+        .target(name: "TerminalUI", dependencies: ["CNcurses"], path: "Modules/TerminalUI"),
         .systemLibrary(name: "CMalloc", path: "Modules/CMalloc"),
         .systemLibrary(name: "CFileSystem", path: "Modules/CFileSystem"),
         .systemLibrary(name: "CSQLiteConfig", path: "Modules/CSQLiteConfig"),
         .target(
             name: "AppSupport",
-            dependencies: ["Model", "FileIO", "Settings", "Storage", "Engine", "Syncthing", argumentParser, logging],
+            dependencies: ["Model", "FileIO", "Settings", "Storage", "Sync", "Text", "Engine", "Syncthing", argumentParser, logging],
             path: "Modules/AppSupport"
         ),
 
@@ -93,7 +94,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "multidoc-tui",
-            dependencies: ["AppSupport", "Engine", "Storage", "Settings", "Model", "Text", "CNcurses", argumentParser, logging],
+            dependencies: ["AppSupport", "Engine", "Storage", "Settings", "Model", "TerminalUI", argumentParser, logging],
             path: "Apps/multidoc-tui"
         ),
 

@@ -4,64 +4,47 @@ import Foundation
 import Model
 import Settings
 import Storage
-import Text
+import TerminalUI
 
 extension TUIApp {
-    /// Opens the detail (the seed's segue): copies the container first with
-    /// CopyContainerOnSegue (the engine does it), and inspects the document so imported changes
-    /// record latencies and, with EnablePing, are answered.
+    /// Opens the detail of `document` (``LibraryModel/openDetail(_:)``).
     func openDetail(_ document: DocumentSummary) async {
-        guard document.viewable else {
-            fail("\(document.name) is not viewable yet: waiting for its first import")
-            return
-        }
-        do {
-            let detail = try await library.detail(document.id, segue: true)
-            detailState = DetailState(id: document.id, name: detail.summary.name, detail: detail)
-            screen = .detail
-            await library.inspect(document.id)
-            if let problem = detail.containerCopyProblem {
-                fail(problem)
-            } else if settings.copyContainerOnSegue {
-                show("container copied to Documents/copyOfCloudContainer")
-            }
-        } catch {
-            fail(error)
-        }
+        guard await model.openDetail(document) else { return }
+        view = DetailView()
+        screen = .detail
     }
 
     /// Back to the master list; stops inspecting.
     func leaveDetail() async {
-        guard detailState != nil else { return }
-        await library.inspect(nil)
-        detailState = nil
+        guard model.open != nil else { return }
+        view = DetailView()
+        await model.leaveDetail()
         screen = .master
-        await refreshList()
     }
 
     /// Draws the detail and returns where the cursor goes while editing.
     func drawDetail() -> (line: Int, column: Int)? {
-        guard let state = detailState else { return nil }
+        guard let open = model.open else { return nil }
         let (lines, columns) = terminal.size
-        drawTitle(state.name)
-        let summary = state.detail?.summary
+        drawTitle(open.name)
+        let summary = open.detail?.summary
         terminal.draw(" File:     ", line: 1, column: 0, style: [.bold])
-        terminal.draw(state.name, line: 1, column: 11)
+        terminal.draw(open.name, line: 1, column: 11)
         terminal.draw(" State:    ", line: 2, column: 0, style: [.bold])
         terminal.draw(summary?.state.statusString ?? "?", line: 2, column: 11)
         terminal.draw(" Modified: ", line: 3, column: 0, style: [.bold])
-        terminal.draw(state.detail?.modified.map(Self.format) ?? "—", line: 3, column: 11)
+        terminal.draw(open.detail?.modified.map(TimeText.local) ?? "—", line: 3, column: 11)
         if let summary {
             terminal.draw("\(summary.location.rawValue) · \(summary.store.rawValue) · \(summary.id.description.prefix(8))", line: 1, column: max(40, columns - 30), style: [.dim])
         }
-        let editing = state.editor != nil
+        let editing = view.editor != nil
         terminal.drawBar(editing ? " Text — editing: Esc or F2 saves" : " Text — e or Enter edits", line: 4, style: editing ? [.accent, .bold] : [.bold, .underline])
         let top = 5, height = max(1, lines - top - 2), width = max(2, columns - 2)
-        let characters = state.editor?.characters ?? Array(state.detail?.text ?? "")
+        let characters = view.editor?.characters ?? Array(open.detail?.text ?? "")
         let layout = TextLayout(characters, width: width)
-        var scroll = state.scroll
+        var scroll = view.scroll
         var cursor: (line: Int, column: Int)?
-        if let editor = state.editor {
+        if let editor = view.editor {
             let position = layout.positions[editor.cursor]
             if position.row < scroll { scroll = position.row }
             if position.row >= scroll + height { scroll = position.row - height + 1 }
@@ -69,28 +52,30 @@ extension TUIApp {
         } else {
             scroll = max(0, min(scroll, layout.rows.count - height))
         }
-        detailState?.scroll = scroll
+        view.scroll = scroll
         for (offset, row) in layout.rows.dropFirst(scroll).prefix(height).enumerated() {
             terminal.draw(row, line: top + offset, column: 1, width: width)
         }
         if editing {
             drawKeys("type to edit  arrows move  Enter new line  Esc/F2 save and leave edit mode")
         } else {
-            drawKeys("e edit  Esc back  ↑↓ scroll  \(settings.enablePing ? "p ping  " : "")r sync  ? keys  q quit")
+            drawKeys("e edit  Esc back  ↑↓ scroll  \(model.settings.enablePing ? "p ping  " : "")r sync  ? keys  q quit")
         }
         return cursor
     }
 
     func handleDetail(_ key: Key) async {
-        guard var state = detailState else {
+        guard let open = model.open else {
             screen = .master
             return
         }
-        if var editor = state.editor {
+        if var editor = view.editor {
             let width = max(2, terminal.size.columns - 2)
             switch key {
             case .escape, .function(2):
-                await saveEdit(editor)
+                // Leaves edit mode and saves (the seed: dismiss the keyboard to update the object graph).
+                view.editor = nil
+                await model.saveEdit(editor.text, editedFrom: editor.original)
                 return
             case .enter: editor.newline()
             case .backspace: editor.backspace()
@@ -105,60 +90,28 @@ extension TUIApp {
             case .character(let scalar): editor.type(scalar)
             default: break
             }
-            state.editor = editor
-            detailState = state
+            view.editor = editor
             return
         }
         if await handleCommon(key) { return }
         switch key {
         case .character("e"), .enter:
-            guard let detail = state.detail, detail.summary.viewable else {
-                fail("\(state.name) is not viewable yet: waiting for its first import")
+            guard let detail = open.detail, detail.summary.viewable else {
+                model.fail("\(open.name) is not viewable yet: waiting for its first import")
                 return
             }
-            state.editor = TextEditor(text: detail.text)
-            state.peerChangedWhileEditing = false
-            detailState = state
+            view.editor = TextEditor(text: detail.text)
+            model.open?.peerChangedWhileEditing = false
         case .escape, .left, .backspace, .character("b"):
             await leaveDetail()
-        case .up: detailState?.scroll = max(0, state.scroll - 1)
-        case .down: detailState?.scroll = state.scroll + 1
-        case .pageUp: detailState?.scroll = max(0, state.scroll - (terminal.size.lines - 7))
-        case .pageDown: detailState?.scroll = state.scroll + (terminal.size.lines - 7)
+        case .up: view.scroll = max(0, view.scroll - 1)
+        case .down: view.scroll += 1
+        case .pageUp: view.scroll = max(0, view.scroll - (terminal.size.lines - 7))
+        case .pageDown: view.scroll += terminal.size.lines - 7
         case .character("p"):
-            guard settings.enablePing else {
-                fail("EnablePing is off (s for settings)")
-                return
-            }
-            do {
-                try await library.startPing()
-                show("ping sent")
-                await reloadDetail()
-            } catch {
-                fail(error)
-            }
+            await model.ping()
         default:
             break
         }
     }
-
-    /// Leaves edit mode and saves (the seed: dismiss the keyboard to update the object graph).
-    private func saveEdit(_ editor: TextEditor) async {
-        guard let id = detailState?.id else { return }
-        detailState?.editor = nil
-        if editor.isChanged {
-            do {
-                switch try await library.saveEditedText(id, editor.text, editedFrom: editor.original) {
-                case .mine: show("saved")
-                case .mergedWithPeer: show("saved, with what a peer added meanwhile")
-                case .keptBoth: show("saved; a peer changed the same part meanwhile: both versions kept, theirs first")
-                }
-            } catch {
-                fail(error)
-            }
-        }
-        await reloadDetail()
-    }
-
-    static func format(_ date: Date) -> String { TimeText.local(date) }
 }

@@ -2,12 +2,14 @@ import AppSupport
 import Engine
 import Foundation
 import Model
+import TerminalUI
 
 extension TUIApp {
     /// The master table: one row per document. Rows not viewable yet (discovered, first import
     /// pending) are dim and cannot be opened; the next refresh after the import shows them normal.
     func drawMaster() {
         let (lines, columns) = terminal.size
+        let documents = model.documents, selected = model.selected
         drawTitle("multidoc — \(documents.count) document\(documents.count == 1 ? "" : "s")")
         // Narrow terminals lose the origin column first, then state text.
         let stateWidth = columns >= 100 ? 44 : (columns >= 80 ? 30 : (columns >= 60 ? 18 : 12))
@@ -42,37 +44,30 @@ extension TUIApp {
 
     func handleMaster(_ key: Key) async {
         if await handleCommon(key) { return }
-        let page = max(1, terminal.size.lines - 4)
+        let page = max(1, terminal.size.lines - 4), last = max(0, model.documents.count - 1)
         switch key {
-        case .up, .character("k"): selected = max(0, selected - 1)
-        case .down, .character("j"): selected = min(max(0, documents.count - 1), selected + 1)
-        case .pageUp: selected = max(0, selected - page)
-        case .pageDown: selected = min(max(0, documents.count - 1), selected + page)
-        case .home: selected = 0
-        case .end: selected = max(0, documents.count - 1)
+        case .up, .character("k"): model.selected = max(0, model.selected - 1)
+        case .down, .character("j"): model.selected = min(last, model.selected + 1)
+        case .pageUp: model.selected = max(0, model.selected - page)
+        case .pageDown: model.selected = min(last, model.selected + page)
+        case .home: model.selected = 0
+        case .end: model.selected = last
         case .character("+"), .character("n"):
-            do {
-                let summary = try await library.create()
-                await refreshList()
-                if let index = documents.firstIndex(where: { $0.id == summary.id }) { selected = index }
-                show("added \(summary.name)")
-            } catch {
-                fail(error)
-            }
+            await model.create()
         case .character("d"), .delete:
-            guard documents.indices.contains(selected) else { return }
-            pendingDelete = documents[selected]
+            guard model.documents.indices.contains(model.selected) else { return }
+            pendingDelete = model.documents[model.selected]
         case .enter, .right:
-            guard documents.indices.contains(selected) else { return }
-            await openDetail(documents[selected])
+            guard model.documents.indices.contains(model.selected) else { return }
+            await openDetail(model.documents[model.selected])
         case .character("s"):
             settingsCursor = 0
             screen = .settings
         case .character("l"):
-            latencySamples = LatencyLog(url: device.setup.root.latenciesURL).read()
+            model.loadLatencies()
             screen = .latencies
         case .character("t"):
-            trashEntries = await library.trash()
+            await model.loadTrash()
             trashCursor = 0
             screen = .trash
         default:
@@ -80,20 +75,10 @@ extension TUIApp {
         }
     }
 
-    func delete(_ document: DocumentSummary) async {
-        do {
-            try await library.delete(document.id)
-            show("deleted \(document.name)")
-        } catch {
-            fail(error)
-        }
-        await refreshList()
-    }
-
     /// The trash: documents deleted here or by a peer, restorable for 30 days as new documents
     /// (what `multidoc trash` and `multidoc restore` do).
     func drawTrash() {
-        let (lines, columns) = terminal.size
+        let (lines, columns) = terminal.size, trashEntries = model.trashEntries
         drawTitle("Trash — \(trashEntries.count) document\(trashEntries.count == 1 ? "" : "s"), kept \(DocumentLibrary.trashDays) days")
         let nameWidth = max(8, columns - 46)
         terminal.drawBar(" " + TextWidth.pad("Name", to: nameWidth) + " " + TextWidth.pad("Deleted", to: 20) + " By", line: 1, style: [.bold, .underline])
@@ -111,22 +96,12 @@ extension TUIApp {
         if await handleCommon(key) { return }
         switch key {
         case .up, .character("k"): trashCursor = max(0, trashCursor - 1)
-        case .down, .character("j"): trashCursor = min(max(0, trashEntries.count - 1), trashCursor + 1)
+        case .down, .character("j"): trashCursor = min(max(0, model.trashEntries.count - 1), trashCursor + 1)
         case .escape, .left: screen = .master
         case .enter:
-            guard trashEntries.indices.contains(trashCursor) else { return }
-            let entry = trashEntries[trashCursor]
-            do {
-                let restored = try await library.restore(entry.id.description)
-                show("restored \(entry.name) as \(restored.name)")
-                await refreshList()
-                if let index = documents.firstIndex(where: { $0.id == restored.id }) { selected = index }
-                screen = .master
-            } catch {
-                fail(error)
-            }
-            trashEntries = await library.trash()
-            trashCursor = min(trashCursor, max(0, trashEntries.count - 1))
+            guard model.trashEntries.indices.contains(trashCursor) else { return }
+            if await model.restore(model.trashEntries[trashCursor]) { screen = .master }
+            trashCursor = min(trashCursor, max(0, model.trashEntries.count - 1))
         default:
             break
         }

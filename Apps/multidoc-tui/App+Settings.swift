@@ -1,13 +1,15 @@
+import AppSupport
 import Engine
 import Foundation
-import Model
 import Settings
+import TerminalUI
 
 extension TUIApp {
     /// The seed's four switches plus UseCloud.
     static let switches: [SettingKey] = [.fastSave, .enablePing, .copyContainerOnSegue, .attemptErrorRecovery, .useCloud]
 
     func drawSettings() {
+        let settings = model.settings
         drawTitle("Settings — \(device.setup.settingsFile.url.path)")
         for (index, key) in Self.switches.enumerated() {
             let entry = settings.entries[key]
@@ -29,7 +31,7 @@ extension TUIApp {
         case .up, .character("k"): settingsCursor = max(0, settingsCursor - 1)
         case .down, .character("j"): settingsCursor = min(Self.switches.count - 1, settingsCursor + 1)
         case .character(" "), .enter:
-            await toggle(Self.switches[settingsCursor])
+            await model.toggle(Self.switches[settingsCursor])
         case .escape, .left, .backspace, .character("b"):
             screen = .master
         default:
@@ -37,31 +39,10 @@ extension TUIApp {
         }
     }
 
-    /// Saves the switch with `SettingsFile.set`, re-resolves the settings (flag > environment >
-    /// file > default) and hands them to the library.
-    private func toggle(_ key: SettingKey) async {
-        let wanted = !settings.bool(key)
-        do {
-            try device.setup.settingsFile.set(key, to: .bool(wanted))
-            let resolved = try ResolvedSettings(
-                flags: device.flags, environment: device.environment,
-                file: try device.setup.settingsFile.read(), hostName: DeviceIdentity.hostName)
-            settings = resolved
-            await library.reload(settings: resolved)
-            if resolved.bool(key) != wanted, let source = resolved.entries[key]?.source {
-                fail("\(key.rawValue) saved as \(wanted ? "on" : "off") in the file, but the \(source.rawValue) value wins")
-            } else {
-                show("\(key.rawValue) \(wanted ? "on" : "off")")
-            }
-        } catch {
-            fail(error)
-        }
-    }
-
     // MARK: Latencies
 
     func drawLatencies() {
-        let (_, columns) = terminal.size
+        let (_, columns) = terminal.size, latencySamples = model.latencySamples
         drawTitle("Sync latencies — \(latencySamples.count) sample\(latencySamples.count == 1 ? "" : "s")")
         var line = 2
         func section(_ title: String, _ values: [Double]) {
@@ -86,7 +67,7 @@ extension TUIApp {
             terminal.draw(" Latest", line: line, column: 0, style: [.bold])
             for sample in latencySamples.suffix(max(0, terminal.size.lines - line - 3)).reversed() {
                 line += 1
-                terminal.draw("   \(Self.format(sample.at))  from \(sample.fromName)  \(Self.ms(sample.oneWayMs))" + (sample.roundTripMs.map { "  round trip \(Self.ms($0))" } ?? ""), line: line, column: 0)
+                terminal.draw("   \(TimeText.local(sample.at))  from \(sample.fromName)  \(Self.ms(sample.oneWayMs))" + (sample.roundTripMs.map { "  round trip \(Self.ms($0))" } ?? ""), line: line, column: 0)
             }
         }
         drawKeys("r reload  Esc back  ? keys  q quit")
@@ -96,7 +77,7 @@ extension TUIApp {
         switch key {
         case .character("q"), .character("Q"): quitRequested = true
         case .character("?"): screenBeforeHelp = screen; screen = .help
-        case .character("r"): latencySamples = LatencyLog(url: device.setup.root.latenciesURL).read()
+        case .character("r"): model.loadLatencies()
         case .escape, .left, .backspace, .character("b"): screen = .master
         default: break
         }

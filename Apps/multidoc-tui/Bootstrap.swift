@@ -11,7 +11,6 @@ struct Device: Sendable {
     /// The settings given as flags, kept to re-resolve settings after the file changes.
     let flags: [SettingKey: SettingValue]
     let environment: [String: String]
-    let logURL: URL
 }
 
 /// The one bootstrap: resolves the device, opens the log file in its root and builds the
@@ -26,6 +25,6 @@ func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> D
     var logger = Logger(label: "multidoc-tui") { label in FileLogHandler(label: label, file: file) }
     logger.logLevel = .info
     let library = setup.openLibrary(logger: logger, keepsSpareStores: true)
-    return Device(setup: setup, library: library, flags: flags, environment: environment, logURL: logURL)
+    return Device(setup: setup, library: library, flags: flags, environment: environment)
 }
 

@@ -3,6 +3,7 @@ import Engine
 import Foundation
 import Settings
 import Synchronization
+import TerminalUI
 
 /// The first-run screen: on a root that does not exist yet, asks for the device's name and its
 /// container folder and sets the root up as `multidoc init` does (AppSupport's ``DeviceInit``).
@@ -14,9 +15,7 @@ struct FirstRunScreen {
     /// Setting flags given on the command line, remembered with the answers.
     let flags: [SettingKey: SettingValue]
 
-    private var fields: [TextEditor]
-    private var focus = 0
-    private var message: (text: String, isError: Bool)?
+    private var form: TerminalForm
     /// A missing container folder the user was told about: Enter again creates it.
     private var confirmCreate: URL?
 
@@ -24,107 +23,43 @@ struct FirstRunScreen {
         self.terminal = terminal
         self.device = device
         self.flags = flags
-        fields = [
-            TextEditor(text: name ?? device.suggestedName),
-            TextEditor(text: container ?? device.environmentContainer ?? device.suggestedContainer),
-        ]
+        form = TerminalForm(fields: [
+            .init(label: "Device name", hint: "the name peers see for this device", text: name ?? device.suggestedName),
+            .init(label: "Container folder", hint: "a folder all devices reach; none: documents stay here",
+                  text: container ?? device.environmentContainer ?? device.suggestedContainer),
+        ])
     }
-
-    private static let labels = ["Device name", "Container folder"]
-    private static let hints = [
-        "the name peers see for this device",
-        "a folder all devices reach; none: documents stay here",
-    ]
 
     /// Runs until the root is set up (its ``DeviceSetup``) or the user leaves (nil).
     mutating func run() -> DeviceSetup? {
         while !terminationRequested.load(ordering: .relaxed) {
-            draw()
+            form.draw(
+                on: terminal, title: "multidoc — set up this device",
+                intro: ["No device root at \(device.root.path) yet.", "Answer two questions to make it (as 'multidoc init' would):"],
+                footer: "Tab/Enter: next field · Enter on the last field: set up · Esc: quit, nothing made")
             guard let key = terminal.readKey() else { continue }
-            switch key {
-            case .escape:
-                return nil
-            case .tab, .down:
-                focus = (focus + 1) % fields.count
-            case .up:
-                focus = (focus + fields.count - 1) % fields.count
-            case .enter:
-                if focus < fields.count - 1 {
-                    focus += 1
-                } else if let setup = submit() {
-                    return setup
-                }
-            case .backspace: edit { $0.backspace() }
-            case .delete: edit { $0.deleteForward() }
-            case .left: fields[focus].left()
-            case .right: fields[focus].right()
-            case .home: fields[focus].home()
-            case .end: fields[focus].end()
-            case .character(let scalar) where scalar.value >= 0x20: edit { $0.type(scalar) }
-            default: break
+            switch form.handle(key) {
+            case .cancel: return nil
+            case .edited: confirmCreate = nil
+            case .submit: if let setup = submit() { return setup }
+            case .none: break
             }
         }
         return nil
     }
 
-    private mutating func edit(_ change: (inout TextEditor) -> Void) {
-        change(&fields[focus])
-        confirmCreate = nil
-        message = nil
-    }
-
     /// Checks the form and, when it holds, makes the root; otherwise says what to change.
     private mutating func submit() -> DeviceSetup? {
-        let name = fields[0].text.trimmingCharacters(in: .whitespaces)
-        do {
-            _ = try SettingKey.deviceName.parse(name)
-            var choice = try device.container(fields[1].text)
-            if case .missing(let url) = choice {
-                guard confirmCreate == url else {
-                    confirmCreate = url
-                    message = ("\(url.path) does not exist: Enter creates it, or change the path", false)
-                    return nil
-                }
-                try DeviceInit.create(url)
-                choice = .folder(url)
-            }
-            return try device.apply(deviceName: name, container: choice, flags: flags)
-        } catch {
-            focus = error is SettingsError ? 0 : 1
-            message = (AppError(error).message, true)
-            return nil
+        switch device.submit(name: form.text(0), container: form.text(1), flags: flags, confirmed: confirmCreate) {
+        case .setUp(let setup):
+            return setup
+        case .confirmCreate(let url, let text):
+            confirmCreate = url
+            form.message = (text, false)
+        case .refused(let field, let text):
+            form.focus = field
+            form.message = (text, true)
         }
-    }
-
-    private func draw() {
-        terminal.clear()
-        let columns = terminal.size.columns
-        terminal.drawBar(" multidoc — set up this device", line: 0, style: [.title])
-        terminal.draw("No device root at \(device.root.path) yet.", line: 2, column: 2)
-        terminal.draw("Answer two questions to make it (as 'multidoc init' would):", line: 3, column: 2)
-        let labelWidth = 20
-        var cursor: (line: Int, column: Int)?
-        for (index, field) in fields.enumerated() {
-            let line = 5 + index * 3
-            let focused = index == focus
-            terminal.draw(Self.labels[index] + ":", line: line, column: 2, style: focused ? [.bold] : [])
-            let width = max(10, columns - labelWidth - 4)
-            let text = field.text
-            // Long paths scroll: the end (where the cursor usually is) stays in view.
-            let shown = TextWidth.of(text) < width ? text : "…" + String(text.suffix(width - 2))
-            terminal.draw(TextWidth.pad(shown, to: width), line: line, column: labelWidth, width: width, style: focused ? [.underline, .accent] : [.underline])
-            terminal.draw(Self.hints[index], line: line + 1, column: labelWidth, style: [.dim])
-            if focused {
-                let before = String(field.characters.prefix(field.cursor))
-                let offset = TextWidth.of(text) < width ? TextWidth.of(before) : min(width - 1, 1 + TextWidth.of(String(before.suffix(width - 2))))
-                cursor = (line, labelWidth + offset)
-            }
-        }
-        if let message {
-            terminal.draw(message.text, line: 12, column: 2, style: message.isError ? [.error] : [.accent])
-        }
-        terminal.drawBar(" Tab/Enter: next field · Enter on the last field: set up · Esc: quit, nothing made", line: terminal.size.lines - 1, style: [.reverse])
-        terminal.placeCursor(cursor)
-        terminal.refresh()
+        return nil
     }
 }

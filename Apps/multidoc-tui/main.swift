@@ -2,6 +2,7 @@ import AppSupport
 import Engine
 import ArgumentParser
 import Foundation
+import TerminalUI
 
 // Thin: parse, bootstrap, hand over to the UI loop. Errors outside the terminal UI are one
 // line on stderr and an exit code from AppSupport's one table.

@@ -24,40 +24,16 @@ struct Init: AsyncParsableCommand {
         discussion: "Read it off `multidoc device list` on a device that synced with the container before."))
     var expectRoot: String?
 
-    struct Output: Encodable {
-        var root: String
-        var created: Bool
-        var device: String
-        var deviceID: String
-        var container: String?
-    }
-
     func run() async throws {
         try await runCommand {
             let device = try DeviceInit(rootPath: options.root, environment: ProcessInfo.processInfo.environment)
             let interactive = !noInput && !options.json && isatty(STDIN_FILENO) == 1
 
-            var name = options.device.deviceName
-            if name == nil, interactive { name = ask("Device name", default: device.suggestedName) }
-            // Validated before anything is made.
-            _ = try name.map { try SettingKey.deviceName.parse($0) }
-
-            var typed = options.container ?? device.environmentContainer
-            if typed == nil, interactive {
-                typed = ask("Shared container folder (none: documents stay on this device)", default: device.suggestedContainer)
-            }
-            var container = try typed.map { try device.container($0) }
-            if case .missing(let url) = container,
-               createContainer || (interactive && confirm("\(url.path) does not exist. Create it?")) {
-                try DeviceInit.create(url)
-                container = .folder(url)
-            }
-
-            let setup = try device.apply(deviceName: name, container: container, flags: try options.device.settingFlags())
+            let setup = try device.setUp(
+                name: options.device.deviceName, container: options.container, flags: try options.device.settingFlags(),
+                createContainer: createContainer, interactive: interactive)
             if let expectRoot { try setup.expectRoot(expectRoot) }
-            let output = Output(
-                root: device.root.path, created: device.isNew, device: setup.settings.deviceName,
-                deviceID: setup.identity.id.description, container: setup.container?.path)
+            let output = InitRow(device, setup)
             if options.json {
                 try printJSON(output)
                 return
@@ -67,18 +43,5 @@ struct Init: AsyncParsableCommand {
             let rootFlag = options.root == nil ? "" : " --root '\(device.root.path)'"
             if device.isNew { print("Next: multidoc new MyDocument\(rootFlag)   (then: multidoc list\(rootFlag))") }
         }
-    }
-
-    /// Asks on the terminal; an empty answer (or end of input) takes the default.
-    private func ask(_ question: String, default value: String) -> String {
-        FileHandle.standardError.write(Data("\(question) [\(value)]: ".utf8))
-        guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces), !line.isEmpty else { return value }
-        return line
-    }
-
-    private func confirm(_ question: String) -> Bool {
-        FileHandle.standardError.write(Data("\(question) [y/N]: ".utf8))
-        guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
-        return line == "y" || line == "yes"
     }
 }

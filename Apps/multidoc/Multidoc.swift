@@ -1,12 +1,5 @@
 import AppSupport
 import ArgumentParser
-import Engine
-import Foundation
-import Logging
-import Model
-import Settings
-import Storage
-import Sync
 
 @main
 struct Multidoc: AsyncParsableCommand {
@@ -33,55 +26,8 @@ struct Multidoc: AsyncParsableCommand {
         ]
     )
 
-    /// Global options may come before the verb; a parser error is one line in the documented
-    /// form (`multidoc: error: …`, exit 64) with a suggestion for a mistyped verb or option.
+    /// Global options may come before the verb (AppSupport's ``CommandLineShape``).
     static func main() async {
-        let arguments = CommandLineShape.globalOptionsLast(
-            Array(CommandLine.arguments.dropFirst()), valueOptions: GlobalOptions.valueOptionNames, flags: GlobalOptions.flagNames)
-        let command: any ParsableCommand
-        do {
-            command = try parseAsRoot(arguments)
-        } catch {
-            guard exitCode(for: error) != .success else { exit(withError: error) }
-            let path = commandPath(arguments)
-            let deepest = path.last ?? Multidoc.self
-            let verbs = deepest.configuration.subcommands.map { $0._commandName }
-            let options = CommandLineShape.longOptions(inHelp: helpMessage(for: deepest))
-            var line = CommandLineShape.parserError(message(for: error), verbs: verbs, options: options)
-            // A mistyped verb among options (`multidoc lsit --root X`): the verb is the mistake
-            // to name, not the options the top level does not take.
-            if path.isEmpty, let word = CommandLineShape.firstWord(arguments, valueOptions: GlobalOptions.valueOptionNames),
-               !verbs.contains(word), word != "help" {
-                line = "unknown command '\(word)'" + Suggestions.phrase(Suggestions.closest(to: word, among: verbs), quoted: true)
-            }
-            let help = (["multidoc"] + path.map { $0._commandName }).joined(separator: " ") + " --help"
-            CommandLineShape.exitWithParserError(line, program: "multidoc", help: help)
-        }
-        do {
-            try await runParsed(command)
-        } catch {
-            exit(withError: error)
-        }
-    }
-
-    private static func runParsed(_ command: some ParsableCommand) async throws {
-        if var asynchronous = command as? any AsyncParsableCommand {
-            try await asynchronous.run()
-        } else {
-            var synchronous = command
-            try synchronous.run()
-        }
-    }
-
-    /// The subcommands named at the start of `arguments`, outermost first.
-    static func commandPath(_ arguments: [String]) -> [any ParsableCommand.Type] {
-        var path: [any ParsableCommand.Type] = []
-        var current: any ParsableCommand.Type = Multidoc.self
-        for word in arguments {
-            guard let next = current.configuration.subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) else { break }
-            path.append(next)
-            current = next
-        }
-        return path
+        await CommandLineShape.runRoot(Multidoc.self, valueOptions: GlobalOptions.valueOptionNames, flags: GlobalOptions.flagNames)
     }
 }

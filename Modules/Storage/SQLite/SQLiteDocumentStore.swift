@@ -17,19 +17,19 @@ import Synchronization
 public final class SQLiteDocumentStore: DocumentStore {
     public let kind = StoreKind.sqlite
     public let url: URL
-    private let queue: DatabaseQueue
+    let queue: DatabaseQueue
     private let cache = Mutex<(generation: Int64, contents: StoreContents)?>(nil)
-    private let isClosed = Mutex(false)
+    let isClosed = Mutex(false)
     /// Commits since this store last asked for a checkpoint (``checkpointEvery``).
-    private let commitsSinceCheckpoint = Mutex(0)
+    let commitsSinceCheckpoint = Mutex(0)
     /// Rows of text operations appended since the texts' states were last written, as far as
     /// this object knows (``compactEvery``).
-    private let appendedTextRows = Mutex(0)
-    private let journalMode: JournalMode
+    let appendedTextRows = Mutex(0)
+    let journalMode: JournalMode
     /// The store's `synchronous` setting: what a durable commit runs with.
-    private let synchronous: String
+    let synchronous: String
     /// The connection's `synchronous` setting now (a commit that need not be synced lowers it).
-    private let connectionSynchronous: Mutex<String>
+    let connectionSynchronous: Mutex<String>
     /// The store is in the template's state, never written (made here from the template, or made
     /// ahead and never committed to), and has no write-ahead log yet: its first commit that need
     /// not be synced syncs nothing (``write(durable:_:)``).
@@ -51,31 +51,6 @@ public final class SQLiteDocumentStore: DocumentStore {
     /// - Throws: ``StoreError`` naming the file and the problem.
     public convenience init(url: URL, options: StoreOptions, create: Bool) throws(StoreError) {
         try self.init(url: url, options: options, create: create, useTemplate: true)
-    }
-
-    /// The bytes of an empty store at the current schema, per journal mode (nil if it cannot be
-    /// made: stores are then created and migrated in place, as before).
-    private static let templates = Mutex<[JournalMode: Data]>([:])
-
-    static func template(for options: StoreOptions) -> Data? {
-        if let data = templates.withLock({ $0[options.journalMode] }) { return data }
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("multidoc-template-\(getpid())-\(UUID().uuidString)", isDirectory: false)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("store.sqlite", isDirectory: false)
-        do {
-            // Not flushed while it is made (a dozen synced transactions, a tenth of `new`): it is
-            // read back whole and each copy is written durably.
-            let store = try SQLiteDocumentStore(url: url, options: options, create: true, useTemplate: false, durable: false)
-            store.close()
-        } catch {
-            return nil
-        }
-        // Closing the last connection checkpoints the write-ahead log into the file.
-        guard !FileManager.default.fileExists(atPath: url.path + "-wal"),
-              let data = try? AtomicFile.read(url, limit: 16 * 1024 * 1024), data.count >= 100 else { return nil }
-        templates.withLock { $0[options.journalMode] = data }
-        return data
     }
 
     /// `durable`: commits reach the disk before they return (off only for the template).
@@ -198,50 +173,6 @@ public final class SQLiteDocumentStore: DocumentStore {
         }
     }
 
-    /// Refuses files that cannot be a database (SQLite would report a short file as an empty
-    /// database, or as "malformed"). With `pageCount`, also compares the file's size with the
-    /// size its header records — only after SQLite failed, since a concurrent commit may
-    /// legitimately be extending the file.
-    static func checkHeader(_ path: String, pageCount checkPages: Bool) throws(StoreError) {
-        let handle = FileHandle(forReadingAtPath: path)
-        guard let handle else {
-            throw StoreError(.unreadable, path: path, detail: "permission denied")
-        }
-        defer { try? handle.close() }
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        let size = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
-        if size == 0 { return }  // A new store whose first transaction never ran.
-        let header = (try? handle.read(upToCount: 100)) ?? Data()
-        let magic = Data("SQLite format 3\u{0}".utf8)
-        guard header.count >= 16, header.prefix(16) == magic else {
-            throw StoreError(.corrupt, path: path, detail: "not an SQLite database")
-        }
-        guard header.count == 100 else {
-            throw StoreError(.truncated, path: path, detail: "\(size) bytes, shorter than the 100-byte header")
-        }
-        var pageSize = Int64(header[16]) << 8 | Int64(header[17])
-        if pageSize == 1 { pageSize = 65_536 }
-        let pageCount = Int64(header[28]) << 24 | Int64(header[29]) << 16 | Int64(header[30]) << 8 | Int64(header[31])
-        let changeCounter = header[24..<28]
-        let validFor = header[92..<96]
-        if checkPages, pageSize >= 512, pageCount > 0, Array(changeCounter) == Array(validFor), size < pageSize * pageCount {
-            throw StoreError(.truncated, path: path, detail: "\(size) bytes, the header says \(pageSize * pageCount)")
-        }
-    }
-
-    static func map(_ error: any Error, path: String) -> StoreError {
-        guard let error = error as? DatabaseError else { return StoreError(.corrupt, path: path, detail: "\(error)") }
-        let message = (error.message ?? "\(error.resultCode)") + (error.extendedResultCode != error.resultCode ? " (\(error.extendedResultCode))" : "")
-        switch error.resultCode.primaryResultCode {
-        case .SQLITE_NOTADB: return StoreError(.corrupt, path: path, detail: "not an SQLite database")
-        case .SQLITE_CORRUPT: return StoreError(.corrupt, path: path, detail: message)
-        case .SQLITE_BUSY, .SQLITE_LOCKED: return StoreError(.busy, path: path, detail: message)
-        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH: return StoreError(.unreadable, path: path, detail: message)
-        case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY: return StoreError(.writeFailed, path: path, detail: message)
-        default: return StoreError(.corrupt, path: path, detail: message)
-        }
-    }
-
     public func read() throws(StoreError) -> StoreContents {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         do {
@@ -352,99 +283,8 @@ public final class SQLiteDocumentStore: DocumentStore {
         return stat(url.path + "-wal", &info) != 0 || info.st_size == 0
     }
 
-    /// After this many commits, ``checkpointIfDue()`` checkpoints. SQLite's own checkpoint
-    /// (every 1,000 pages of write-ahead log) runs inside the commit that crosses the line,
-    /// copying the pages into the store file and syncing both while an edit waits (12 ms once
-    /// every 60 or so pings); 64 small commits stay well under it, so a process that calls
-    /// ``checkpointIfDue()`` when an edit is done leaves the automatic one to large commits,
-    /// and a process that never calls it (a command) keeps it.
-    public static let checkpointEvery = 64
-
-    /// Queues a passive checkpoint on the store's connection when ``checkpointEvery`` commits
-    /// were made since the last one, and returns at once: the store's next read or write waits
-    /// for it (a store closed meanwhile turns it into an error that is ignored).
-    public func checkpointIfDue() {
-        let compactionDue = appendedTextRows.withLock { $0 >= Self.compactEvery }
-        let due = commitsSinceCheckpoint.withLock { count -> Bool in
-            guard count >= Self.checkpointEvery else { return false }
-            count = 0
-            return true
-        }
-        guard due || compactionDue, !isClosed.withLock({ $0 }) else { return }
-        queue.asyncWriteWithoutTransaction { db in
-            if compactionDue { _ = try? self.compactTexts(db) }
-            guard due, (try? self.restoreSyncingLevel(db)) != nil else { return }
-            _ = try? db.checkpoint(.passive)
-        }
-    }
-
-    /// After this many rows of text operations, ``checkpointIfDue()`` writes the texts' states
-    /// again (``compact()``): a save appends its operations, and opening a store reads each
-    /// text's state and the rows after it.
-    public static let compactEvery = 128
-
-    /// Writes the state of every text with appended operations and drops those rows, in one
-    /// durable transaction; the contents do not change. Housekeeping, off a save's path
-    /// (``checkpointIfDue()`` runs it when due); a crash at any point leaves either the old
-    /// state and its rows or the new state.
-    public func compact() throws(StoreError) {
-        if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
-        do {
-            try queue.writeWithoutTransaction { db in _ = try self.compactTexts(db) }
-        } catch {
-            throw Self.map(error, path: url.path)
-        }
-    }
-
-    private func compactTexts(_ db: Database) throws -> Int {
-        try restoreSyncingLevel(db)
-        if connectionSynchronous.withLock({ $0 }) != synchronous {
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            connectionSynchronous.withLock { $0 = synchronous }
-        }
-        var rewritten = 0
-        try db.inTransaction(.immediate) {
-            let (_, contents) = try self.current(db)
-            rewritten = try SQLiteSchema.compactTexts(contents, in: db)
-            return .commit
-        }
-        appendedTextRows.withLock { $0 = 0 }
-        return rewritten
-    }
-
-    /// A checkpoint syncs only at NORMAL or above: the connection leaves OFF (a store's first
-    /// commit) before one runs.
-    private func restoreSyncingLevel(_ db: Database) throws {
-        guard connectionSynchronous.withLock({ $0 }) == "OFF", synchronous != "OFF" else { return }
-        try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-        connectionSynchronous.withLock { $0 = synchronous }
-    }
-
-    /// The connection's `synchronous` level (0 OFF, 1 NORMAL, 2 FULL) and automatic checkpoint
-    /// threshold, as SQLite reports them (for tests).
-    func connectionSettings() throws -> (synchronous: Int, automaticCheckpoint: Int) {
-        try queue.inDatabase { db in
-            (try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1, try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? -1)
-        }
-    }
-
-    /// A checkpoint in FULL mode syncs the write-ahead log (every commit in it) and the file.
-    public func sync() throws(StoreError) {
-        if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
-        do {
-            try queue.writeWithoutTransaction { db in
-                if journalMode == .wal {
-                    try restoreSyncingLevel(db)
-                    try db.execute(sql: "PRAGMA wal_checkpoint(FULL)")
-                }
-            }
-        } catch {
-            throw Self.map(error, path: url.path)
-        }
-    }
-
     /// The contents as of `db`'s transaction, from the cache when nothing was committed since.
-    private func current(_ db: Database) throws -> (generation: Int64, contents: StoreContents) {
+    func current(_ db: Database) throws -> (generation: Int64, contents: StoreContents) {
         let generation = try SQLiteSchema.generation(db)
         if let cached = cache.withLock({ $0 }), cached.generation == generation { return cached }
         let (contents, appended) = try SQLiteSchema.load(db)

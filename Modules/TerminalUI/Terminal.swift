@@ -4,43 +4,18 @@ import Foundation
 import Glibc
 #endif
 
-/// A key read from the terminal.
-enum Key: Equatable {
-    case character(Unicode.Scalar)
-    case enter, escape, backspace, delete, tab
-    case up, down, left, right, home, end, pageUp, pageDown
-    case function(Int)
-    case resize
-    case other(Int32)
-}
-
-/// What the terminal could not do, in words a user can act on.
-struct TerminalError: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// Text attributes the screens use; the terminal maps them to curses attributes and colours.
-struct Style: OptionSet {
-    let rawValue: Int
-    static let bold = Style(rawValue: 1 << 0)
-    static let dim = Style(rawValue: 1 << 1)
-    static let reverse = Style(rawValue: 1 << 2)
-    static let underline = Style(rawValue: 1 << 3)
-    static let title = Style(rawValue: 1 << 4)
-    static let error = Style(rawValue: 1 << 5)
-    static let good = Style(rawValue: 1 << 6)
-    static let accent = Style(rawValue: 1 << 7)
-}
-
 /// The ncurses screen: set up once, drawn from the main actor only (curses is not
 /// thread-safe), and always given back to the shell by ``stop()``.
 @MainActor
-final class Terminal {
+public final class Terminal {
+    /// A terminal not taken over yet (``start()`` does).
+    public init() {}
+
     private var window: UnsafeMutablePointer<WINDOW>?
     private var colors = false
 
     /// Lines and columns right now (updated by ncurses on resize).
-    var size: (lines: Int, columns: Int) {
+    public var size: (lines: Int, columns: Int) {
         guard let window else { return (24, 80) }
         return (Int(multidoc_maxy(window)), Int(multidoc_maxx(window)))
     }
@@ -48,7 +23,7 @@ final class Terminal {
     /// Takes over the terminal: no echo, keys one at a time, keypad keys decoded, reads that
     /// time out after 100 ms so the loop also notices engine events without a key press.
     /// - Throws: ``TerminalError`` if standard input or output is not a terminal or TERM is unusable.
-    func start() throws(TerminalError) {
+    public func start() throws(TerminalError) {
         Self.useUTF8Locale()
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             throw TerminalError(description: "multidoc-tui needs a terminal on standard input and output (use the multidoc CLI in scripts)")
@@ -77,7 +52,7 @@ final class Terminal {
     }
 
     /// Gives the terminal back (endwin). Safe to call more than once.
-    func stop() {
+    public func stop() {
         guard window != nil else { return }
         if !isendwin() {
             curs_set(1)
@@ -98,14 +73,15 @@ final class Terminal {
 
     // MARK: Drawing
 
-    func clear() {
+    /// Blanks the screen before a frame is drawn.
+    public func clear() {
         guard let window else { return }
         werase(window)
     }
 
     /// Draws `text` at (line, column), clipped to `width` display columns (default: to the
     /// right edge), with control characters shown as spaces.
-    func draw(_ text: String, line: Int, column: Int, width: Int? = nil, style: Style = []) {
+    public func draw(_ text: String, line: Int, column: Int, width: Int? = nil, style: Style = []) {
         guard let window else { return }
         let (lines, columns) = size
         guard line >= 0, line < lines, column >= 0, column < columns else { return }
@@ -119,13 +95,13 @@ final class Terminal {
     }
 
     /// Fills a whole line with `text` padded by spaces (bars and the selected row).
-    func drawBar(_ text: String, line: Int, style: Style) {
+    public func drawBar(_ text: String, line: Int, style: Style) {
         let columns = size.columns
         draw(TextWidth.pad(text, to: columns), line: line, column: 0, width: columns, style: style)
     }
 
     /// Shows the cursor at (line, column), or hides it with nil.
-    func placeCursor(_ position: (line: Int, column: Int)?) {
+    public func placeCursor(_ position: (line: Int, column: Int)?) {
         guard let window else { return }
         if let position {
             curs_set(1)
@@ -135,7 +111,8 @@ final class Terminal {
         }
     }
 
-    func refresh() {
+    /// Shows what was drawn since the last refresh.
+    public func refresh() {
         guard let window else { return }
         wrefresh(window)
     }
@@ -161,7 +138,7 @@ final class Terminal {
     // MARK: Keys
 
     /// The next key, or nil when none came within 100 ms (or a signal interrupted the wait).
-    func readKey() -> Key? {
+    public func readKey() -> Key? {
         guard let window else { return nil }
         var value: wint_t = 0
         let result = wget_wch(window, &value)
@@ -198,48 +175,9 @@ final class Terminal {
     }
 }
 
-/// Display widths of text in terminal columns (wcwidth under the UTF-8 locale): accents take
-/// one column, CJK and most emoji two.
-enum TextWidth {
-    static func of(_ character: Character) -> Int {
-        var total = 0
-        for scalar in character.unicodeScalars {
-            let width = multidoc_wcwidth(scalar.value)
-            if width > 0 { total += Int(width) }
-        }
-        return max(1, min(2, total))
-    }
+/// What the terminal could not do, in words a user can act on.
+public struct TerminalError: Error, CustomStringConvertible {
+    public let description: String
 
-    static func of(_ text: String) -> Int { text.reduce(0) { $0 + of($1) } }
-
-    /// What is shown for a character: control characters become spaces.
-    static func printable(_ character: Character) -> Character {
-        if let scalar = character.unicodeScalars.first, character.unicodeScalars.count == 1,
-           scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
-            return " "
-        }
-        return character
-    }
-
-    /// `text` if it fits in `width` columns, else its longest prefix that fits with a "…".
-    static func clip(_ text: String, to width: Int) -> String {
-        guard width > 0 else { return "" }
-        let shown = String(text.map(printable))
-        guard of(shown) > width else { return shown }
-        var result = ""
-        var used = 0
-        for character in shown {
-            let columns = of(character)
-            if used + columns > width - 1 { break }
-            result.append(character)
-            used += columns
-        }
-        return result + "…"
-    }
-
-    /// `text` clipped and padded with spaces to exactly `width` columns.
-    static func pad(_ text: String, to width: Int) -> String {
-        let clipped = clip(text, to: width)
-        return clipped + String(repeating: " ", count: max(0, width - of(clipped)))
-    }
+    public init(description: String) { self.description = description }
 }

@@ -1,0 +1,157 @@
+import CSQLiteConfig
+import Foundation
+import GRDB
+import Model
+import Text
+
+extension SQLiteSchema {
+    // MARK: Save
+
+    /// Runs `statement` (three parameters: text, text, blob) once, binding straight from the
+    /// values' bytes (GRDB's arguments box each value; this runs once per changed object).
+    static func step(_ statement: Statement, _ first: String, _ second: String, _ blob: UnsafeRawBufferPointer, in db: Database) throws {
+        var first = first, second = second
+        guard max(first.utf8.count, second.utf8.count, blob.count) <= Int(Int32.max) else {
+            throw DatabaseError(resultCode: .SQLITE_TOOBIG, message: "a value of more than 2 GB")
+        }
+        let code = first.withUTF8 { first in
+            second.withUTF8 { second in
+                multidoc_sqlite_step_text_text_blob(
+                    statement.sqliteStatement, UnsafeRawPointer(first.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                    Int32(clamping: first.count), UnsafeRawPointer(second.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                    Int32(clamping: second.count), blob.baseAddress, Int32(clamping: blob.count))
+            }
+        }
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+    }
+
+    /// Writes only what differs between `before` and `after`, and says whether anything did.
+    ///
+    /// Texts are not compared: `before.sync.texts` may be empty (the store drops it so that the
+    /// body changes the texts in place), and `committedTexts` holds each committed text's
+    /// ``Text/TextSequence/revision``. A text whose revision moved has the operations of
+    /// `after.textJournal` appended when they account for the whole change, and its whole state
+    /// written otherwise (which drops its appended operations).
+    static func save(
+        from before: StoreContents, committedTexts: [TextJournal.Key: UInt64], to after: StoreContents, in db: Database
+    ) throws -> (changed: Bool, appendedRows: Int) {
+        var changed = false
+        var appendedRows = 0
+        if before.graph != after.graph || before.sync.stamps != after.sync.stamps {
+            changed = true
+            // The changed objects' rows, encoded while walking `after` in its own order (looking
+            // objects up again in key order cost a cache miss each), into one buffer.
+            var rows = ByteWriter()
+            var written: [(id: ObjectID, entity: String, bytes: Range<Int>)] = []
+            for (id, record) in after.graph.objects {
+                let stamps = after.sync.stamps[id]
+                guard before.graph.objects[id] != record || before.sync.stamps[id] != stamps else { continue }
+                let start = rows.bytes.count
+                appendRecord(record, stamps: stamps, texts: after.sync.texts[id], to: &rows)
+                written.append((id, record.entity, start..<rows.bytes.count))
+            }
+            // In key order: rows inserted at random places in the B-tree touch a page each and
+            // overflow the page cache mid-transaction (a third of a backlog's import); in order,
+            // consecutive rows share pages.
+            written.sort { $0.id.rawValue < $1.id.rawValue }
+            // Prepared once: a cached statement is found by hashing its SQL on every call, and an
+            // import writes hundreds of thousands of rows here.
+            let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
+            try rows.bytes.withUnsafeBytes { all in
+                for row in written { try step(upsert, row.id.rawValue, row.entity, UnsafeRawBufferPointer(rebasing: all[row.bytes]), in: db) }
+            }
+            let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
+            for id in before.graph.objects.keys where after.graph.objects[id] == nil {
+                try delete.execute(arguments: [id.rawValue])
+            }
+        }
+        if before.sync.tombstones != after.sync.tombstones {
+            changed = true
+            for (id, stamp) in after.sync.tombstones where before.sync.tombstones[id] != stamp {
+                try db.cachedStatement(
+                    sql: "INSERT OR REPLACE INTO tombstones (object_id, stamp_wall, stamp_counter, stamp_device) VALUES (?, ?, ?, ?)"
+                ).execute(arguments: [id.rawValue, Int64(clamping: stamp.wall), Int64(stamp.counter), stamp.device.description])
+            }
+            for id in before.sync.tombstones.keys where after.sync.tombstones[id] == nil {
+                try db.cachedStatement(sql: "DELETE FROM tombstones WHERE object_id = ?").execute(arguments: [id.rawValue])
+            }
+        }
+        if before.sync.applied != after.sync.applied {
+            changed = true
+            for (device, sequence) in after.sync.applied where before.sync.applied[device] != sequence {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO applied (device, sequence) VALUES (?, ?)").execute(arguments: [device.description, Int64(clamping: sequence)])
+            }
+            for device in before.sync.applied.keys where after.sync.applied[device] == nil {
+                try db.cachedStatement(sql: "DELETE FROM applied WHERE device = ?").execute(arguments: [device.description])
+            }
+        }
+        if before.sync.outbox != after.sync.outbox {
+            changed = true
+            for (sequence, payload) in after.sync.outbox where before.sync.outbox[sequence] != payload {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO outbox (sequence, payload) VALUES (?, ?)").execute(arguments: [Int64(clamping: sequence), payload])
+            }
+            for sequence in before.sync.outbox.keys where after.sync.outbox[sequence] == nil {
+                try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?").execute(arguments: [Int64(clamping: sequence)])
+            }
+        }
+        var seen: Set<TextJournal.Key> = []
+        for (id, texts) in after.sync.texts {
+            for (name, sequence) in texts {
+                let key = TextJournal.Key(object: id, attribute: name)
+                seen.insert(key)
+                let committed = committedTexts[key]
+                guard committed != sequence.revision else { continue }
+                changed = true
+                if let committed, let operations = after.textJournal.operations(for: key, from: committed, to: sequence.revision) {
+                    guard !operations.isEmpty else { continue }
+                    try appendTextOperations(operations, to: key, in: db)
+                    appendedRows += 1
+                } else {
+                    try writeTextState(sequence, of: key, in: db)
+                }
+            }
+        }
+        for key in committedTexts.keys where !seen.contains(key) {
+            changed = true
+            try db.cachedStatement(sql: "DELETE FROM texts WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
+            try db.cachedStatement(sql: "DELETE FROM text_operations WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
+        }
+        if before.sync.history != after.sync.history {
+            changed = true
+            let old = Set(before.sync.history.map(\.id)), new = Set(after.sync.history.map(\.id))
+            let encoder = JSONEncoder()
+            for entry in after.sync.history where !old.contains(entry.id) {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO history (id, entry) VALUES (?, ?)")
+                    .execute(arguments: [Int64(clamping: entry.id), try encoder.encode(entry)])
+            }
+            for id in old.subtracting(new) {
+                try db.cachedStatement(sql: "DELETE FROM history WHERE id = ?").execute(arguments: [Int64(clamping: id)])
+            }
+        }
+        if before.sync.clock != after.sync.clock {
+            changed = true
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('clock.wall', ?), ('clock.counter', ?)").execute(arguments: ["\(after.sync.clock.wall)", "\(after.sync.clock.counter)"])
+        }
+        if before.sync.values != after.sync.values {
+            changed = true
+            for (key, value) in after.sync.values where before.sync.values[key] != value {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(arguments: ["value.\(key)", value])
+            }
+            for key in before.sync.values.keys where after.sync.values[key] == nil {
+                try db.cachedStatement(sql: "DELETE FROM meta WHERE key = ?").execute(arguments: ["value.\(key)"])
+            }
+        }
+        return (changed, appendedRows)
+    }
+
+    /// The revision of each text of `contents` (``save(from:committedTexts:to:in:)``).
+    static func revisions(_ contents: StoreContents) -> [TextJournal.Key: UInt64] {
+        var revisions: [TextJournal.Key: UInt64] = [:]
+        for (id, texts) in contents.sync.texts {
+            for (name, sequence) in texts { revisions[TextJournal.Key(object: id, attribute: name)] = sequence.revision }
+        }
+        return revisions
+    }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FileIO
+import Foundation
+import Model
+
+extension Container {
+    /// Baselines of a document with their file URLs, largest coverage first.
+    func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {
+        listNames(baselinesDirectory(id))
+            .filter { $0.hasSuffix(".json") }
+            .compactMap { name -> (URL, Baseline)? in
+                let url = baselinesDirectory(id).appendingPathComponent(name, isDirectory: false)
+                guard let baseline = try? readBaseline(url), baseline.document == id,
+                      baseline.format <= Self.formatVersion, baseline.problem() == nil else { return nil }
+                return (url, baseline)
+            }
+            .sorted { $0.1.coverage > $1.1.coverage }
+    }
+
+    /// A baseline file of either form, checked against where it lies: JSON (format 1, or a
+    /// signed container's envelope around JSON) or a format 2 envelope around the binary payload
+    /// (``Baseline/envelope(container:)``).
+    func readBaseline(_ url: URL) throws -> Baseline {
+        let data = try readFile(url, limit: Self.maximumBaselineSize)
+        guard ContainerEnvelope.isEnvelope(data) else { return try Self.decodeJSON(Baseline.self, from: try openRecord(data, at: url)) }
+        guard let place = filePlace(of: url), place.kind == .baseline else { throw LogDecodingError(reason: "not a baseline's place in the container") }
+        let envelope = try open(
+            Array(data), kind: .baseline, document: place.document, writer: place.writer, place: place.place, maximumPayload: data.count)
+        if Baseline.isBinary(envelope.payload) { return try Baseline.decoded(envelope) }
+        return try Self.decodeJSON(Baseline.self, from: Data(envelope.payload))
+    }
+
+    /// The names of `device`'s baselines of a document (none read).
+    func baselineNames(_ id: DocumentID, by device: DeviceID) -> [String] {
+        let prefix = device.description + "-"
+        return listNames(baselinesDirectory(id)).filter { $0.hasPrefix(prefix) && $0.hasSuffix(".json") }
+    }
+
+    /// Whether a file (or anything) is at the path of a log (one `lstat`).
+    public func hasLog(_ id: DocumentID, device: DeviceID, sequence: UInt64) -> Bool {
+        var info = stat()
+        return lstat(logURL(id, device: device, sequence: sequence).path, &info) == 0
+    }
+
+    /// Reads and validates one log file.
+    ///
+    /// The log's stamp is taken as every reader takes it (``ContainerBounds/clamped(_:)``),
+    /// whatever this device's clock says.
+    /// `refusing`: container identities a format 2 log must not name (replaced by a reset).
+    public func readLog(
+        _ id: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID> = []
+    ) throws(LogDecodingError) -> TransactionLog {
+        let url = logURL(id, device: device, sequence: sequence)
+        let data: Data
+        do {
+            data = try readFile(url, limit: TransactionLog.maximumFileSize)
+        } catch {
+            throw LogDecodingError(reason: error.detail ?? error.description)
+        }
+        return try decodeLog(data, id, device: device, sequence: sequence, refusing: refusing)
+    }
+
+    /// Validates and decodes the bytes of one log (``readLog(_:device:sequence:refusing:)``
+    /// without the file: a log still in a device's outbox).
+    public func decodeLog(
+        _ data: Data, _ id: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID> = []
+    ) throws(LogDecodingError) -> TransactionLog {
+        var log: TransactionLog
+        if ContainerEnvelope.isEnvelope(data) {
+            let envelope = try open(
+                Array(data), kind: .log, document: id.uuid, writer: device, place: sequence, maximumPayload: TransactionLog.maximumFileSize,
+                refusing: refusing)
+            log = try TransactionLog.decoded(envelope, document: id, device: device, sequence: sequence)
+        } else {
+            if let keys, keys.policy.isSigned { throw LogDecodingError(reason: "refused: unsigned, in a signed container (claimed writer \(device))") }
+            log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence, refusing: refusing)
+        }
+        log.stamp = ContainerBounds.clamped(log.stamp)
+        return log
+    }
+}

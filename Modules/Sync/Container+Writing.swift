@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FileIO
+import Foundation
+import Model
+
+extension Container {
+    // MARK: Writing
+
+    /// Writes a JSON record atomically (temporary dot-name, fsync, rename, fsync directory).
+    func writeJSON(_ value: some Encodable, to url: URL, pretty: Bool = true, limit: Int = maximumRecordSize) throws(SyncError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        let data: Data
+        do {
+            data = try encoder.encode(value)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: "\(error)")
+        }
+        try writeRecord(data, to: url, limit: limit)
+    }
+
+    /// Writes a record's JSON (signed and sealed first in a signed container), atomically.
+    func writeRecord(_ json: Data, to url: URL, limit: Int) throws(SyncError) {
+        var data = json
+        if let sealed = try sealRecord(data, at: url) { data = Data(sealed) }
+        try writeRaw(data, to: url, limit: limit)
+    }
+
+    /// Writes a format 2 file: `envelope` sealed as the container wants it (``seal(_:)``), at
+    /// most `limit` bytes.
+    func writeEnvelope(_ envelope: ContainerEnvelope, to url: URL, limit: Int) throws(SyncError) {
+        try writeRaw(Data(try seal(envelope)), to: url, limit: limit)
+    }
+
+    /// ``writeRaw(_:to:)`` of at most `limit` bytes: a device never writes a file its peers
+    /// would refuse.
+    private func writeRaw(_ data: Data, to url: URL, limit: Int) throws(SyncError) {
+        guard data.count <= limit else {
+            throw SyncError(.writeFailed, path: url.path, detail: "\(data.count) bytes, more than the \(limit) bytes a reader accepts")
+        }
+        try writeRaw(data, to: url)
+    }
+
+    /// Writes finished bytes atomically (temporary dot-name, fsync, rename, fsync directory),
+    /// never through a link.
+    func writeRaw(_ data: Data, to url: URL) throws(SyncError) {
+        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        do {
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
+            // Into the empty file a document folder made ahead brings, when it is there.
+            try AtomicFile.write(data, to: url, durability: .durable, usingSpare: true)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: error.description)
+        }
+        didChangeFile(url)
+    }
+
+    /// Writes a log file unless it is already there (a retry after a crash writes the same bytes).
+    public func writeLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> URL {
+        let url = logURL(document, device: device, sequence: sequence)
+        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        do {
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
+            try AtomicFile.writeOnce(data, to: url, usingSpare: true)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: error.description)
+        }
+        didChangeFile(url)
+        return url
+    }
+
+    /// Reads a JSON record written by ``writeJSON(_:to:pretty:limit:)``: no links followed, at most
+    /// `limit` bytes.
+    /// In a signed container the file must be an envelope signed by an admitted device
+    /// (``openRecord(_:at:)``).
+    func readJSON<T: Decodable>(_ url: URL, limit: Int) throws -> T {
+        try Self.decodeJSON(T.self, from: try openRecord(try readFile(url, limit: limit), at: url))
+    }
+
+    /// Decodes a JSON record as ``writeJSON(_:to:pretty:limit:)`` encodes it.
+    static func decodeJSON<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return try decoder.decode(T.self, from: data)
+    }
+
+    /// One line about why a file could not be read or decoded.
+    static func summarize(_ error: any Error) -> String {
+        switch error {
+        case let error as FileIOError: return error.detail ?? error.description
+        case DecodingError.dataCorrupted(let context): return context.debugDescription
+        case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let context): return "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        case DecodingError.valueNotFound(_, let context): return "missing value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        default: return "\(error)"
+        }
+    }
+
+    /// Removes a file or folder; a missing one is fine. Never through a symbolic link: a
+    /// link itself is removed, what it points to is not touched.
+    public func remove(_ url: URL) {
+        guard symlinkProblem(url.deletingLastPathComponent()) == nil, FileManager.default.fileExists(atPath: url.path) else { return }
+        try? FileManager.default.removeItem(at: url)
+        didChangeFile(url)
+    }
+}
