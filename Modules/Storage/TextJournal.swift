@@ -56,7 +56,46 @@ public struct TextJournal: Sendable {
     }
 }
 
+/// What a transaction changed of a store's texts against the revisions the store committed:
+/// the one reading both backends write from.
+struct TextChanges {
+    enum Change {
+        /// The operations that took the committed revision to this one (may be none).
+        case operations([TextOperation])
+        /// A text the journal cannot account for (new, replaced, edited directly): its whole state.
+        case state(TextSequence)
+    }
+
+    /// Each text whose revision moved, with how to write it.
+    var changed: [(key: TextJournal.Key, change: Change)] = []
+    /// Texts the store committed that the contents no longer hold.
+    var removed: [TextJournal.Key] = []
+
+    var isEmpty: Bool { changed.isEmpty && removed.isEmpty }
+}
+
 extension StoreContents {
+    /// The texts that changed since the store committed `committed` (per text, its revision).
+    func textChanges(since committed: [TextJournal.Key: UInt64]) -> TextChanges {
+        var changes = TextChanges()
+        var seen: Set<TextJournal.Key> = []
+        for (id, texts) in sync.texts {
+            for (name, sequence) in texts {
+                let key = TextJournal.Key(object: id, attribute: name)
+                seen.insert(key)
+                let base = committed[key]
+                guard base != sequence.revision else { continue }
+                if let base, let operations = textJournal.operations(for: key, from: base, to: sequence.revision) {
+                    changes.changed.append((key, .operations(operations)))
+                } else {
+                    changes.changed.append((key, .state(sequence)))
+                }
+            }
+        }
+        changes.removed = committed.keys.filter { !seen.contains($0) }
+        return changes
+    }
+
     /// Applies `operations` to the text `attribute` of `object` in place (starting it from
     /// `seed()` when it has none), notes them in ``textJournal`` for the store, and returns
     /// what they changed in the visible text, in order, with the text's length before.

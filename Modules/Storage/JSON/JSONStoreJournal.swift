@@ -101,24 +101,19 @@ struct JSONStoreDelta: Codable, Sendable {
             clock = after.sync.clock
             changed = true
         }
-        var operations: [Operations] = [], states: [State] = [], seen: Set<TextJournal.Key> = []
-        for (id, texts) in after.sync.texts {
-            for (name, sequence) in texts {
-                let key = TextJournal.Key(object: id, attribute: name)
-                seen.insert(key)
-                let committed = committedTexts[key]
-                guard committed != sequence.revision else { continue }
-                changed = true
-                if let committed, let applied = after.textJournal.operations(for: key, from: committed, to: sequence.revision) {
-                    if !applied.isEmpty {
-                        operations.append(Operations(object: id, attribute: name, operations: Data(SQLiteSchema.operationBytes(applied))))
-                    }
-                } else {
-                    states.append(State(object: id, attribute: name, state: sequence))
-                }
+        var operations: [Operations] = [], states: [State] = []
+        let texts = after.textChanges(since: committedTexts)
+        for (key, change) in texts.changed {
+            switch change {
+            case .operations(let applied):
+                guard !applied.isEmpty else { continue }
+                operations.append(Operations(object: key.object, attribute: key.attribute, operations: Data(SQLiteSchema.operationBytes(applied))))
+            case .state(let sequence):
+                states.append(State(object: key.object, attribute: key.attribute, state: sequence))
             }
         }
-        let removedTexts = committedTexts.keys.filter { !seen.contains($0) }.map { TextKey(object: $0.object, attribute: $0.attribute) }
+        let removedTexts = texts.removed.map { TextKey(object: $0.object, attribute: $0.attribute) }
+        changed = changed || !texts.changed.isEmpty
         changed = changed || !removedTexts.isEmpty
         textOperations = operations.isEmpty ? nil : operations
         textStates = states.isEmpty ? nil : states

@@ -96,25 +96,19 @@ extension SQLiteSchema {
                 try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?").execute(arguments: [Int64(clamping: sequence)])
             }
         }
-        var seen: Set<TextJournal.Key> = []
-        for (id, texts) in after.sync.texts {
-            for (name, sequence) in texts {
-                let key = TextJournal.Key(object: id, attribute: name)
-                seen.insert(key)
-                let committed = committedTexts[key]
-                guard committed != sequence.revision else { continue }
-                changed = true
-                if let committed, let operations = after.textJournal.operations(for: key, from: committed, to: sequence.revision) {
-                    guard !operations.isEmpty else { continue }
-                    try appendTextOperations(operations, to: key, in: db)
-                    appendedRows += 1
-                } else {
-                    try writeTextState(sequence, of: key, in: db)
-                }
+        let texts = after.textChanges(since: committedTexts)
+        changed = changed || !texts.isEmpty
+        for (key, change) in texts.changed {
+            switch change {
+            case .operations(let operations):
+                guard !operations.isEmpty else { continue }
+                try appendTextOperations(operations, to: key, in: db)
+                appendedRows += 1
+            case .state(let sequence):
+                try writeTextState(sequence, of: key, in: db)
             }
         }
-        for key in committedTexts.keys where !seen.contains(key) {
-            changed = true
+        for key in texts.removed {
             try db.cachedStatement(sql: "DELETE FROM texts WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
             try db.cachedStatement(sql: "DELETE FROM text_operations WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
         }
