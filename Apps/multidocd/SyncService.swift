@@ -1,3 +1,4 @@
+import AppSupport
 import Engine
 import Foundation
 import Logging
@@ -25,10 +26,8 @@ struct SyncService: Service {
 
     func run() async throws {
         var status = DaemonStatus(
-            pid: ProcessInfo.processInfo.processIdentifier, startedAt: now(), running: true, root: root.url.path,
-            container: container.path, device: device, containerAvailable: true, documents: await library.documentCount(),
-            passes: 0, lastSyncAt: nil, lastImportAt: nil, lastError: nil, lastErrorAt: nil, inspecting: nil,
-            pingsSent: 0, pingsAnswered: 0)
+            pid: ProcessInfo.processInfo.processIdentifier, startedAt: now(), root: root.url.path, container: container.path,
+            device: device, documents: await library.documentCount())
         write(status)
         let state = PassState(status: status)
 

@@ -4,28 +4,33 @@ import Foundation
 
 /// `<root>/multidocd.status.json`: what the daemon is doing, rewritten atomically after every
 /// pass for `multidoc status`. Field meanings are documented in Docs/DAEMON.md.
-struct DaemonStatus: Codable, Sendable, Equatable {
-    var pid: Int32
-    var startedAt: Date
-    var running: Bool
-    var root: String
-    var container: String
-    var device: String
-    var containerAvailable: Bool
-    var documents: Int
-    var passes: Int
-    var lastSyncAt: Date?
-    var lastImportAt: Date?
-    var lastError: String?
-    var lastErrorAt: Date?
-    var inspecting: String?
-    var pingsSent: Int
-    var pingsAnswered: Int
+public struct DaemonStatus: Codable, Sendable, Equatable {
+    public var pid: Int32
+    public var startedAt: Date
+    public var running = true
+    public var root: String
+    public var container: String
+    public var device: String
+    public var containerAvailable = true
+    public var documents: Int
+    public var passes = 0
+    public var lastSyncAt: Date?
+    public var lastImportAt: Date?
+    public var lastError: String?
+    public var lastErrorAt: Date?
+    public var inspecting: String?
+    public var pingsSent = 0
+    public var pingsAnswered = 0
+
+    /// A daemon just started: nothing synced yet.
+    public init(pid: Int32, startedAt: Date, root: String, container: String, device: String, documents: Int) {
+        (self.pid, self.startedAt, self.root, self.container, self.device, self.documents) = (pid, startedAt, root, container, device, documents)
+    }
 }
 
 extension DaemonStatus {
     /// Takes in what a pass did. `lastError` keeps the latest problem until another replaces it.
-    mutating func record(_ report: SyncReport, at now: Date) {
+    public mutating func record(_ report: SyncReport, at now: Date) {
         passes += 1
         lastSyncAt = now
         containerAvailable = report.cloudAvailable
@@ -38,10 +43,12 @@ extension DaemonStatus {
 }
 
 /// Writes the status file; a failed write is logged by the caller, never fatal.
-struct StatusFile: Sendable {
-    let url: URL
+public struct StatusFile: Sendable {
+    public let url: URL
 
-    func write(_ status: DaemonStatus) throws {
+    public init(url: URL) { self.url = url }
+
+    public func write(_ status: DaemonStatus) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
@@ -50,7 +57,7 @@ struct StatusFile: Sendable {
         try AtomicFile.rewrite(try encoder.encode(status) + Data("\n".utf8), to: url)
     }
 
-    func remove() {
+    public func remove() {
         AtomicFile.removeRewritten(url)
     }
 }
