@@ -10,21 +10,8 @@ import TestSupport
 
     init() throws { folder = try Self.makeFolder("cli-sign") }
 
-    func text(_ root: String) throws -> String? {
-        let show = try multidoc(["show", "Notes", "--json"], root: root)
-        guard show.status == 0 else { return nil }
-        return (try json(show) as? [String: Any])?["text"] as? String
-    }
-
-    /// `device list --json` on `root`.
-    func devices(_ root: String) throws -> [String: Any] {
-        let list = try multidoc(["device", "list", "--json"], root: root)
-        #expect(list.status == 0, "\(list.stderr)")
-        return try #require(try json(list) as? [String: Any])
-    }
-
     func state(of device: String, on root: String) throws -> String? {
-        let entries = try #require(try devices(root)["devices"] as? [[String: Any]])
+        let entries = try #require(try deviceList(on: root)["devices"] as? [[String: Any]])
         return entries.first { $0["fingerprint"] as? String == device }?["state"] as? String
     }
 
@@ -33,12 +20,12 @@ import TestSupport
         defer { folder.remove() }
         #expect(try multidoc(["new", "Notes", "--store", store], root: rootA).status == 0)
         #expect(try multidoc(["edit", "Notes", "--text", "one"], root: rootA).status == 0)
-        #expect(try text(rootB) == "one")
+        #expect(try notesText(on: rootB) == "one")
 
         let signing = try multidoc(["container", "upgrade", "--sign"], root: rootA)
         #expect(signing.status == 0, "\(signing.stderr)")
         #expect(signing.stdout.contains("signed"))
-        let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
+        let fingerprintB = try #require(try deviceList(on: rootB)["thisFingerprint"] as? String)
 
         // B is not admitted: it says so, and what it saves waits.
         let waiting = try multidoc(["edit", "Notes", "--append", " two"], root: rootB)
@@ -46,7 +33,7 @@ import TestSupport
         #expect(waiting.stderr.contains("not admitted"), "\(waiting.stderr)")
         let refused = try multidoc(["sync"], root: rootA)
         #expect(refused.stderr.contains("not admitted"), "\(refused.stderr)")
-        #expect(try text(rootA) == "one")
+        #expect(try notesText(on: rootA) == "one")
         #expect(try state(of: fingerprintB, on: rootA) == "asks to join")
 
         // A wrong fingerprint admits nobody; the right one admits B, and what B saved arrives.
@@ -56,21 +43,21 @@ import TestSupport
         let admit = try multidoc(["device", "admit", fingerprintB], root: rootA)
         #expect(admit.status == 0, "\(admit.stderr)")
         #expect(try state(of: fingerprintB, on: rootA) == "admitted")
-        #expect(try text(rootA) == "one two")
+        #expect(try notesText(on: rootA) == "one two")
         #expect(try multidoc(["edit", "Notes", "--append", " three"], root: rootB).status == 0)
-        #expect(try text(rootA) == "one two three")
+        #expect(try notesText(on: rootA) == "one two three")
 
         // Removed, B keeps its key, but nothing it signs from now on is taken.
         let remove = try multidoc(["device", "remove", fingerprintB], root: rootA)
         #expect(remove.status == 0, "\(remove.stderr)")
         #expect(try multidoc(["edit", "Notes", "--append", " four"], root: rootB).status == 0)
-        #expect(try text(rootA) == "one two three")
+        #expect(try notesText(on: rootA) == "one two three")
         #expect(try state(of: fingerprintB, on: rootA) == "removed")
         let verify = try multidoc(["container", "verify"], root: rootA)
         #expect(verify.status == 9)
         #expect(verify.stdout.contains("removed from the container"), "\(verify.stdout)")
         // A device may not remove itself.
-        let fingerprintA = try #require(try devices(rootA)["thisFingerprint"] as? String)
+        let fingerprintA = try #require(try deviceList(on: rootA)["thisFingerprint"] as? String)
         #expect(try multidoc(["device", "remove", fingerprintA], root: rootA).status == 15)
     }
 
@@ -78,11 +65,11 @@ import TestSupport
     func signedPair() throws -> String {
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
         #expect(try multidoc(["edit", "Notes", "--text", "one"], root: rootA).status == 0)
-        #expect(try text(rootB) == "one")
+        #expect(try notesText(on: rootB) == "one")
         #expect(try multidoc(["container", "upgrade", "--sign"], root: rootA).status == 0)
         // B asks to join on its next pass.
         #expect(try multidoc(["sync"], root: rootB).status == 0)
-        let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
+        let fingerprintB = try #require(try deviceList(on: rootB)["thisFingerprint"] as? String)
         #expect(try multidoc(["device", "admit", fingerprintB], root: rootA).status == 0)
         return fingerprintB
     }
@@ -132,9 +119,9 @@ import TestSupport
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
         #expect(try multidoc(["sync"], root: rootB).status == 0)
         #expect(try multidoc(["container", "upgrade", "--sign"], root: rootA).status == 0)
-        let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
+        let fingerprintB = try #require(try deviceList(on: rootB)["thisFingerprint"] as? String)
         // Both roots carry this host's name: B asks to join under the root's name.
-        let entries = try #require(try devices(rootA)["devices"] as? [[String: Any]])
+        let entries = try #require(try deviceList(on: rootA)["devices"] as? [[String: Any]])
         let request = try #require(entries.first { $0["fingerprint"] as? String == fingerprintB })
         #expect((request["warning"] as? String)?.contains("admitted device") == true, "\(request)")
         let listed = try multidoc(["device", "list"], root: rootA)
@@ -153,7 +140,7 @@ import TestSupport
         defer { folder.remove() }
         _ = try signedPair()
         #expect(try multidoc(["edit", "Notes", "--append", " two"], root: rootB).status == 0)
-        #expect(try text(rootA) == "one two")
+        #expect(try notesText(on: rootA) == "one two")
         // Junk at each device's next log slot.
         let documents = try FileManager.default.contentsOfDirectory(atPath: container + "/documents").filter { !$0.hasPrefix(".") }
         let logs = container + "/documents/" + (try #require(documents.first)) + "/logs"
@@ -167,10 +154,10 @@ import TestSupport
         #expect(a.status == 0, "\(a.stderr)")
         let b = try multidoc(["edit", "Notes", "--append", " four"], root: rootB)
         #expect(b.status == 0, "\(b.stderr)")
-        #expect(try text(rootA) == "one two three four")
-        #expect(try text(rootB) == "one two three four")
+        #expect(try notesText(on: rootA) == "one two three four")
+        #expect(try notesText(on: rootB) == "one two three four")
         #expect(try multidoc(["edit", "Notes", "--append", " five"], root: rootA).status == 0)
-        #expect(try text(rootB) == "one two three four five")
+        #expect(try notesText(on: rootB) == "one two three four five")
     }
 
     @Test(arguments: ["sqlite", "json"])
@@ -178,7 +165,7 @@ import TestSupport
         defer { folder.remove() }
         #expect(try multidoc(["new", "Notes", "--store", store], root: rootA).status == 0)
         #expect(try multidoc(["edit", "Notes", "--text", "the launch code is 1234"], root: rootA).status == 0)
-        #expect(try text(rootB) == "the launch code is 1234")
+        #expect(try notesText(on: rootB) == "the launch code is 1234")
         let passphraseFile = folder.appending("passphrase").path
         try Data("correct horse\n".utf8).write(to: URL(fileURLWithPath: passphraseFile))
 
@@ -205,11 +192,11 @@ import TestSupport
         let dump = try multidoc(["container", "dump", container + "/" + info])
         #expect(dump.status == 0, "\(dump.stderr)")
         #expect(dump.stdout.contains("sealed with the container key") && dump.stdout.contains("\"encrypted\" : true"), "\(dump.stdout)")
-        let fingerprintB = try #require(try devices(rootB)["thisFingerprint"] as? String)
+        let fingerprintB = try #require(try deviceList(on: rootB)["thisFingerprint"] as? String)
         #expect(try multidoc(["device", "admit", fingerprintB], root: rootA).status == 0)
         #expect(try multidoc(["edit", "Notes", "--append", " and B"], root: rootB).status == 0)
-        #expect(try text(rootA) == "the launch code is 1234 and B")
-        #expect(try text(rootB) == "the launch code is 1234 and B")
+        #expect(try notesText(on: rootA) == "the launch code is 1234 and B")
+        #expect(try notesText(on: rootB) == "the launch code is 1234 and B")
         // Every file is now signed by an admitted device (each re-signed its own): nothing to report.
         let verify = try multidoc(["container", "verify"], root: rootA)
         #expect(verify.status == 0, "\(verify.stdout)")

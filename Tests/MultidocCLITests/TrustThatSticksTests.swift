@@ -17,23 +17,11 @@ import TestSupport
     var rootD: String { folder.appending("D").path }
     var identity: String { container + "/identity" }
 
-    func text(_ root: String) throws -> String? {
-        let show = try multidoc(["show", "Notes", "--json"], root: root)
-        guard show.status == 0 else { return nil }
-        return (try json(show) as? [String: Any])?["text"] as? String
-    }
-
-    func devices(_ root: String) throws -> [String: Any] {
-        let list = try multidoc(["device", "list", "--json"], root: root)
-        #expect(list.status == 0, "\(list.stderr)")
-        return try #require(try json(list) as? [String: Any])
-    }
-
-    func fingerprint(_ root: String) throws -> String { try #require(try devices(root)["thisFingerprint"] as? String) }
+    func fingerprint(_ root: String) throws -> String { try #require(try deviceList(on: root)["thisFingerprint"] as? String) }
 
     /// Each device's state as `device list` on `root` shows it, by fingerprint.
     func states(on root: String) throws -> [String: String] {
-        let entries = try #require(try devices(root)["devices"] as? [[String: Any]])
+        let entries = try #require(try deviceList(on: root)["devices"] as? [[String: Any]])
         var states: [String: String] = [:]
         for entry in entries {
             if let fingerprint = entry["fingerprint"] as? String, let state = entry["state"] as? String {
@@ -62,7 +50,7 @@ import TestSupport
     func signedPair() throws -> (a: String, b: String) {
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
         #expect(try multidoc(["edit", "Notes", "--text", "one"], root: rootA).status == 0)
-        #expect(try text(rootB) == "one")
+        #expect(try notesText(on: rootB) == "one")
         #expect(try multidoc(["container", "upgrade", "--sign"], root: rootA).status == 0)
         #expect(try multidoc(["sync"], root: rootB).status == 0)
         let b = try fingerprint(rootB)
@@ -87,7 +75,7 @@ import TestSupport
         defer { folder.remove() }
         let (a, b) = try signedPair()
         #expect(try multidoc(["edit", "Notes", "--append", " two"], root: rootB).status == 0)
-        #expect(try text(rootA) == "one two")
+        #expect(try notesText(on: rootA) == "one two")
         let yesterday = folder.appending("identity-yesterday").path
         try FileManager.default.copyItem(atPath: identity, toPath: yesterday)
         #expect(try multidoc(["device", "remove", b], root: rootA).status == 0)
@@ -98,14 +86,14 @@ import TestSupport
         try FileManager.default.removeItem(atPath: identity)
         try FileManager.default.copyItem(atPath: yesterday, toPath: identity)
         #expect(try multidoc(["sync"], root: rootA).status == 0)
-        #expect(try text(rootA) == "one two")
+        #expect(try notesText(on: rootA) == "one two")
         #expect(try states(on: rootA)[b] == "removed")
         #expect(names(identity).isSuperset(of: withRemoval), "A writes back the records it accepted: \(names(identity))")
 
         // A device meeting the container now sees the removal too.
         let first = try join(rootC, admittedBy: rootA)
         #expect(first.stderr.contains("first contact") && first.stderr.contains(a), "\(first.stderr)")
-        #expect(try text(rootC) == "one two")
+        #expect(try notesText(on: rootC) == "one two")
         #expect(try states(on: rootC)[b] == "removed")
     }
 
@@ -123,8 +111,8 @@ import TestSupport
         #expect(first.stderr.contains("more trust records not taken"), "the flood is reported in one line: \(first.stderr.suffix(600))")
         #expect(first.stderr.split(separator: "\n").count < 60, "\(first.stderr.split(separator: "\n").count) lines")
         #expect(try states(on: rootC)[b] == "removed")
-        #expect(try text(rootC) == "one")
-        #expect(try text(rootA) == "one")
+        #expect(try notesText(on: rootC) == "one")
+        #expect(try notesText(on: rootA) == "one")
     }
 
     @Test func twoDevicesThatRemovedEachOtherAreDecidedAlikeWhateverLiesBeside() throws {
@@ -174,7 +162,7 @@ import TestSupport
         #expect(try multidoc(["sync"], root: rootC).status == 0)
         #expect(try multidoc(["device", "admit", try fingerprint(rootC)], root: rootB).status == 0)
         #expect(try multidoc(["edit", "Notes", "--append", " two"], root: rootB).status == 0)
-        #expect(try text(rootA) == "one two")
+        #expect(try notesText(on: rootA) == "one two")
         #expect(try multidoc(["device", "remove", b], root: rootA).status == 0)
 
         // With its old key, B rewrites its admission record to admit a key of its own, and its
@@ -202,10 +190,10 @@ import TestSupport
         try join(rootD, admittedBy: rootA)
         for root in [rootA, rootD] {
             #expect(try states(on: root)[accomplice.fingerprint] == nil, "a key the removed device admitted after its removal is trusted")
-            let shown = try text(root)
+            let shown = try notesText(on: root)
             #expect(shown?.contains("XXXX") == false, "the rewritten log was read: \(String(describing: shown))")
         }
-        #expect(try text(rootA) == "one two")
+        #expect(try notesText(on: rootA) == "one two")
     }
 
     // 3. Encryption can be switched off by deleting one file.
@@ -222,7 +210,7 @@ import TestSupport
 
         #expect(try multidoc(["edit", "Notes", "--append", " the vault code"], root: rootA).status == 0)
         #expect(try multidoc(["edit", "Notes", "--append", " is 4711"], root: rootB).status == 0)
-        #expect(try text(rootA) == "one the vault code is 4711")
+        #expect(try notesText(on: rootA) == "one the vault code is 4711")
         let files = FileManager.default.enumerator(atPath: container)?.allObjects as? [String] ?? []
         for file in files {
             guard let data = FileManager.default.contents(atPath: container + "/" + file) else { continue }
@@ -239,8 +227,8 @@ import TestSupport
         let forger = try Forger(container: container, stealingFrom: rootC)
         try forger.clearTombstone(of: try containerID(of: rootA), document: try documentID("Notes", on: rootA), writtenAt: 0)
         #expect(try multidoc(["sync"], root: rootA).status == 0)
-        #expect(try text(rootA) == "one the vault code is 4711")
-        #expect(try text(rootB) == "one the vault code is 4711")
+        #expect(try notesText(on: rootA) == "one the vault code is 4711")
+        #expect(try notesText(on: rootB) == "one the vault code is 4711")
     }
 
     // 5. Trust on first use can be captured.
@@ -270,7 +258,7 @@ import TestSupport
         let trust = try multidoc(["container", "trust", a], root: rootC)
         #expect(trust.status == 0, "\(trust.stderr)")
         #expect(try multidoc(["device", "admit", try fingerprint(rootC)], root: rootA).status == 0)
-        #expect(try text(rootC) == "one")
+        #expect(try notesText(on: rootC) == "one")
         #expect(try states(on: rootC)[attacker.fingerprint] == nil)
 
         // One told ahead (`init --expect-root`) needs no second step.
