@@ -235,12 +235,20 @@ extension Container {
         return restored
     }
 
-    /// Per `<document>/<writer>`, the highest log in the container now.
+    /// Per `<document>/<writer>`, the highest log in the container now that reads as that
+    /// writer's, signed by it (the policy before the encryption was learned): a file merely
+    /// named like a log (junk planted at sequence 99,999,999) raises no floor.
     func logHeads() -> [String: UInt64] {
         var heads: [String: UInt64] = [:]
         for id in documentIDs() {
             for device in logDevices(id) {
-                if let last = logSequences(id, device: device).last { heads[LearnedTrust.clearLogKey(id.uuid, device)] = last }
+                for sequence in logSequences(id, device: device).reversed() {
+                    guard let bytes = try? Array(readFile(logURL(id, device: device, sequence: sequence), limit: TransactionLog.maximumFileSize)),
+                          (try? open(bytes, kind: .log, document: id.uuid, writer: device, place: sequence, maximumPayload: bytes.count)) != nil
+                    else { continue }
+                    heads[LearnedTrust.clearLogKey(id.uuid, device)] = sequence
+                    break
+                }
             }
         }
         return heads

@@ -147,4 +147,21 @@ extension SigningTests {
         #expect(container.keys?.policy.admitted[joiner.identity.id] != nil)
         #expect(loaded.problems.contains { $0.url.lastPathComponent.hasSuffix(".1099511627776") && $0.reason.contains("outside") }, "\(loaded.problems)")
     }
+
+    /// A device that synced before the container was encrypted may read the clear logs it could
+    /// read then; a file merely named like a far later log (planted before it learned of the
+    /// encryption) does not stretch that to logs nobody has written yet.
+    @Test func theClearLogsADeviceMayReadStopAtTheLogsItCouldRead() throws {
+        let signed = try signed(.memory)
+        defer { signed.harness.folder.remove() }
+        let a = signed.a, b = signed.b, container = b.replicator.container
+        try a.create(doc, name: "Plans", text: "one", now: signed.harness.clock.now())
+        try plant(Array("MDC2 junk".utf8), at: container.logURL(doc, device: a.identity.id, sequence: 99_999))
+        // B learns the root and what is there, then the encryption.
+        container.loadTrust(container: containerID, remembered: signed.root)
+        _ = try a.replicator.container.encrypt(passphrase: Self.passphrase, now: signed.harness.clock.now(), costLog2: 10)
+        container.loadTrust(container: containerID, remembered: signed.root)
+        let floor = try #require(container.keys?.policy.clearLogs[LearnedTrust.clearLogKey(doc.uuid, a.identity.id)])
+        #expect(floor == 1, "the floor stops at A's one readable log, not at the planted name: \(floor)")
+    }
 }
