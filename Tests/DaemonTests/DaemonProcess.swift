@@ -76,16 +76,6 @@ struct DaemonTestError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Polls `condition` every 20 ms until it holds or `timeout` passes.
-func eventually(timeout: Duration, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return try condition()
-}
-
 /// The daemon's status file as JSON, or nil if absent or unreadable.
 func readStatus(_ url: URL) -> [String: Any]? {
     // Read as `multidoc status` reads it: the daemon rewrites it in place of its spare.

@@ -48,7 +48,7 @@ final class APIDaemon: @unchecked Sendable {
 
     /// Waits for the daemon's "local API listening" line and reads its address and the token.
     func waitUntilListening() async throws {
-        let found = await until(timeout: .seconds(30)) { self.logText.contains("local API listening") }
+        let found = await eventually(timeout: .seconds(30)) { self.logText.contains("local API listening") }
         guard found, let match = logText.firstMatch(of: /address=(http:\/\/127\.0\.0\.1:\d+)/) else {
             throw APITestError("the local API did not start; log:\n\(logText)")
         }
@@ -85,15 +85,4 @@ final class APIDaemon: @unchecked Sendable {
 struct APITestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Polls `condition` every 10 ms until it holds or `timeout` passes (a bound, never a figure
-/// the test checks).
-func until(timeout: Duration, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return try condition()
 }

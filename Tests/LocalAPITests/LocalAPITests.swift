@@ -84,21 +84,21 @@ import TestSupport
         let feed = try b.feed(into: feedFile)
         defer { feed.terminate() }
         let feedText = { (try? String(contentsOf: feedFile, encoding: .utf8)) ?? "" }
-        #expect(await until(timeout: .seconds(20)) { feedText().contains(": ready") }, "the feed did not open")
+        #expect(await eventually(timeout: .seconds(20)) { feedText().contains(": ready") }, "the feed did not open")
 
         let created = try a.request("POST", "/api/documents", json: #"{"name":"Shared"}"#)
         #expect(created.status == 201, "\(created)")
         let id = try #require(created.body.firstMatch(of: /"id" : "([0-9a-f-]{36})"/).map { String($0.1) }, "\(created.body)")
-        #expect(await until(timeout: .seconds(20)) { feedText().contains(#""kind":"viewable""#) && feedText().contains(id) }, "\(feedText())")
+        #expect(await eventually(timeout: .seconds(20)) { feedText().contains(#""kind":"viewable""#) && feedText().contains(id) }, "\(feedText())")
 
         // B has all A wrote so far (so its imports are in the feed); what comes after is the edit's.
         let aText = try a.request("GET", "/api/documents/\(id)/text").body
-        #expect(await until(timeout: .seconds(20)) { (try? b.request("GET", "/api/documents/\(id)/text").body) == aText })
+        #expect(await eventually(timeout: .seconds(20)) { (try? b.request("GET", "/api/documents/\(id)/text").body) == aText })
         let offset = feedText().utf8.count
         let edit = try a.request("POST", "/api/documents/\(id)/edits", json: #"{"kind":"insert","at":0,"text":"typed through the API. "}"#)
         #expect(edit.status == 204, "\(edit)")
         let imported = #""document":"\#(id)","from":["A"],"kind":"imported""#
-        #expect(await until(timeout: .seconds(20)) { String(decoding: Array(feedText().utf8.dropFirst(offset)), as: UTF8.self).contains(imported) },
+        #expect(await eventually(timeout: .seconds(20)) { String(decoding: Array(feedText().utf8.dropFirst(offset)), as: UTF8.self).contains(imported) },
                 "B's feed showed no import of the edit:\n\(feedText())")
         let text = try b.request("GET", "/api/documents/\(id)/text")
         #expect(text.status == 200 && text.body.contains("typed through the API. "), "\(text)")
@@ -106,6 +106,6 @@ import TestSupport
         // A stop with a feed open is still graceful: the feed ends and the daemon exits 0.
         b.stop()
         #expect(b.process.terminationStatus == 0, "\(b.logText)")
-        #expect(await until(timeout: .seconds(20)) { !feed.isRunning }, "the change feed outlived its daemon")
+        #expect(await eventually(timeout: .seconds(20)) { !feed.isRunning }, "the change feed outlived its daemon")
     }
 }

@@ -161,13 +161,3 @@ final class Daemon: @unchecked Sendable {
         return process.terminationStatus
     }
 }
-
-/// Polls `condition` every 25 ms until it holds or `timeout` passes; true if it held.
-func eventually(timeout: Duration, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(25))
-    }
-    return try await condition()
-}
