@@ -62,8 +62,6 @@ public struct TrustLoad: Sendable {
     public var undecided: [SigningRoot] = []
     /// The root the user said to expect signs nothing here.
     public var expectedRootMissing = false
-    /// Trust records the folder had lost, written back from what this device kept.
-    public var restored: [String] = []
 
     public init() {}
 }
@@ -143,7 +141,7 @@ extension Container {
         policy.removed.merge(trust.removed) { kept, _ in kept }
         for device in policy.removed.keys { policy.admitted[device] = nil }
         keys?.setPolicy(policy)
-        load.restored = restoreRecords(trust.records, problems: &load.problems)
+        restoreRecords(trust.records, problems: &load.problems)
         if trust != learned, let keys {
             do { try keys.learn(trust, for: id) } catch {
                 load.problems.append(QuarantinedFile(url: identityDirectory, reason: "the trust learned here is not kept: \(error)"))
@@ -218,21 +216,18 @@ extension Container {
 
     /// Every trust record this device accepted that the folder lost (or holds otherwise), written
     /// back: a removal, an admission or the encryption deleted from `identity/` comes back for
-    /// every device. Returns the names written.
-    private func restoreRecords(_ records: [String: Data], problems: inout [QuarantinedFile]) -> [String] {
-        var restored: [String] = []
+    /// every device. Each one written back is reported among `problems`.
+    private func restoreRecords(_ records: [String: Data], problems: inout [QuarantinedFile]) {
         for (name, bytes) in records.sorted(by: { $0.key < $1.key }) {
             let url = identityDirectory.appendingPathComponent(name, isDirectory: false)
             if let present = try? readFile(url, limit: Self.maximumRecordSize), present == bytes { continue }
             do {
                 try writeRaw(bytes, to: url)
-                restored.append(name)
                 problems.append(QuarantinedFile(url: url, reason: "trust record missing from the folder (or changed there): written back as this device accepted it"))
             } catch {
                 problems.append(QuarantinedFile(url: url, reason: "trust record missing from the folder, and not written back: \(error.description)"))
             }
         }
-        return restored
     }
 
     /// Per `<document>/<writer>`, the highest log in the container now that reads as that
