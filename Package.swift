@@ -94,7 +94,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "multidoc-tui",
-            dependencies: ["AppSupport", "Engine", "Storage", "Settings", "Model", "TerminalUI", argumentParser, logging],
+            dependencies: ["AppSupport", "Engine", "Storage", "Settings", "Sync", "Model", "TerminalUI", argumentParser, logging],
             path: "Apps/multidoc-tui"
         ),
 
@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(name: "MultidocCLITests", dependencies: ["TestSupport", "Sync", "Model", "Text"], path: "Tests/MultidocCLITests"),
         .testTarget(
             name: "TUITests",
-            dependencies: ["TestSupport", "Engine", "Storage", "Settings", "Model", logging],
+            dependencies: ["TestSupport", "Engine", "Storage", "Settings", "Model", "TerminalUI", logging],
             path: "Tests/TUITests"
         ),
         .testTarget(

@@ -4,6 +4,7 @@ import Foundation
 import Model
 import Settings
 import Storage
+import Sync
 import TerminalUI
 
 extension TUIApp {
@@ -75,7 +76,7 @@ extension TUIApp {
             case .escape, .function(2):
                 // Leaves edit mode and saves (the seed: dismiss the keyboard to update the object graph).
                 view.editor = nil
-                await model.saveEdit(editor.text, editedFrom: editor.original)
+                await model.saveEdit(editor.text, editedFrom: editor.original, edits: editor.edits.map(\.kind))
                 return
             case .enter: editor.newline()
             case .backspace: editor.backspace()
@@ -112,6 +113,16 @@ extension TUIApp {
             await model.ping()
         default:
             break
+        }
+    }
+}
+
+extension TextEditor.Edit {
+    /// The engine's edit at the same place.
+    var kind: TextEdit.Kind {
+        switch self {
+        case .insert(let text, let position): .insert(text, at: position)
+        case .delete(let position, let length): .delete(position..<(position + length))
         }
     }
 }

@@ -3,6 +3,7 @@ import Engine
 import Foundation
 import Model
 import Settings
+import Sync
 import Synchronization
 import TerminalUI
 
@@ -72,7 +73,7 @@ final class TUIApp {
             }
         }
         // A signal while editing still saves the edit.
-        await model.finish(editedText: view.editor?.text, editedFrom: view.editor?.original)
+        await model.finish(editedText: view.editor?.text, editedFrom: view.editor?.original, edits: view.editor?.edits.map(\.kind))
         await model.stopLive()
         return 0
     }

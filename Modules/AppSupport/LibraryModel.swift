@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import Model
 import Settings
+import Sync
 import Text
 
 /// A line at the bottom of a live front end: what happened, or what went wrong.
@@ -263,12 +264,18 @@ public final class LibraryModel {
     }
 
     /// Saves an edit of the open document made from `original` (a peer's save meanwhile is
-    /// merged, not overwritten) and reads it again.
-    public func saveEdit(_ text: String, editedFrom original: String) async {
+    /// merged, not overwritten) and reads it again. `edits`: what the editor did at its
+    /// places, saved as they are while no peer changed the text (nil: `text` is diffed).
+    public func saveEdit(_ text: String, editedFrom original: String, edits: [TextEdit.Kind]? = nil) async {
         guard let id = open?.id else { return }
         if text != original {
             do {
-                switch try await library.saveEditedText(id, text, editedFrom: original) {
+                let outcome = if let edits {
+                    try await library.saveEditedText(id, text, editedFrom: original, edits: edits)
+                } else {
+                    try await library.saveEditedText(id, text, editedFrom: original)
+                }
+                switch outcome {
                 case .mine: show("saved")
                 case .mergedWithPeer: show("saved, with what a peer added meanwhile")
                 case .keptBoth: show("saved; a peer changed the same part meanwhile: both versions kept, theirs first")
@@ -342,9 +349,13 @@ public final class LibraryModel {
 
     /// Leaves cleanly: an edit still open is saved, the inspected document is released,
     /// outboxes are shipped and stores closed.
-    public func finish(editedText: String?, editedFrom original: String?) async {
+    public func finish(editedText: String?, editedFrom original: String?, edits: [TextEdit.Kind]? = nil) async {
         if let editedText, let original, editedText != original, let id = open?.id {
-            _ = try? await library.saveEditedText(id, editedText, editedFrom: original)
+            if let edits {
+                _ = try? await library.saveEditedText(id, editedText, editedFrom: original, edits: edits)
+            } else {
+                _ = try? await library.saveEditedText(id, editedText, editedFrom: original)
+            }
         }
         await library.inspect(nil)
         await library.flushAll()

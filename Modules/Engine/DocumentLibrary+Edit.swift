@@ -127,6 +127,51 @@ extension DocumentLibrary {
         return outcome
     }
 
+    /// Saves what the user did to the text since it read `original`, handed over as `edits` at
+    /// their places (the TUI's editor): when the text is still `original` inside the save's
+    /// transaction, the edits are saved as they are, with no whole text diffed; when a peer's
+    /// save came in meanwhile, `text` is merged three ways as ``saveEditedText(_:_:editedFrom:)``
+    /// does. Edits that do not add up to `text` are not trusted: `text` is diffed instead.
+    @discardableResult
+    public func saveEditedText(_ id: DocumentID, _ text: String, editedFrom original: String, edits: [TextEdit.Kind]) async throws -> TextMerge.Outcome {
+        guard Self.edits(edits, turn: original, into: text) else { return try await saveEditedText(id, text, editedFrom: original) }
+        let document = try await openEditable(id)
+        let name = document.record.name.rawValue
+        let modified = modifiedNow()
+        var outcome = TextMerge.Outcome.mine
+        try save(to: document) { graph in
+            guard let entry = graph.textEntry else {
+                throw EngineError.storeFailed(document: name, detail: "not viewable yet: its first import has not completed")
+            }
+            let stamp = Change.update(entry.id, attributes: [Entity.TextEntry.modified: .date(modified)])
+            if entry.text == original {
+                return ([stamp], edits.map { TextEdit(object: entry.id, attribute: Entity.TextEntry.text, $0) })
+            }
+            let merged = TextMerge.merge(original: original, mine: text, current: entry.text)
+            outcome = merged.outcome
+            return ([.update(entry.id, attributes: [Entity.TextEntry.text: .string(merged.text), Entity.TextEntry.modified: .date(modified)])], [])
+        }
+        return outcome
+    }
+
+    /// Whether `edits`, applied in order, turn `original` into `text`: checked in Unicode
+    /// scalars before a save trusts them, so an editor's slip costs a diff, never the text.
+    static func edits(_ edits: [TextEdit.Kind], turn original: String, into text: String) -> Bool {
+        var scalars = Array(original.unicodeScalars)
+        for edit in edits {
+            switch edit {
+            case .append(let suffix): scalars.append(contentsOf: suffix.unicodeScalars)
+            case .insert(let inserted, let position):
+                guard position >= 0, position <= scalars.count else { return false }
+                scalars.insert(contentsOf: inserted.unicodeScalars, at: position)
+            case .delete(let range):
+                guard range.lowerBound >= 0, range.upperBound <= scalars.count else { return false }
+                scalars.removeSubrange(range)
+            }
+        }
+        return scalars.elementsEqual(text.unicodeScalars)
+    }
+
     /// Replaces the text with `edit(current text)` in one transaction.
     func editText(_ id: DocumentID, _ edit: (String) -> String) async throws {
         try await editText(id) { current, _ in edit(current) }

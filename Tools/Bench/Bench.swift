@@ -47,6 +47,7 @@ struct Run: AsyncParsableCommand {
                                valueName: "id-prefix"))
     var only: [String] = []
     @Option(help: "One-character saves measured per document length (save.*).") var saves = 100
+    @Option(name: .customLong("big-text-mb"), help: "Megabytes of the long text saved, carried and edited (text.big.*).") var bigTextMB = 40
     @Option(help: "Storage backend of the devices (sqlite or json).") var store = "sqlite"
     @Flag(help: "Small sizes, for a quick look (a few minutes): 300 documents, 10 s idle.") var quick = false
     @Flag(help: "Print the table as JSON.") var json = false
@@ -57,7 +58,7 @@ struct Run: AsyncParsableCommand {
         guard ["sqlite", "json"].contains(store) else { throw ValidationError("--store must be sqlite or json") }
         for (name, value) in [("--rounds", rounds), ("--slow-rounds", slowRounds), ("--handoff-rounds", handoffRounds),
                               ("--new-documents", newDocuments), ("--backlog", backlog), ("--big-join-changes", bigJoinChanges), ("--documents", documents),
-                              ("--saves", saves), ("--memory-documents", memoryDocuments ?? 1), ("--idle-seconds", idleSeconds ?? 1)] where value < 1 {
+                              ("--saves", saves), ("--big-text-mb", bigTextMB), ("--memory-documents", memoryDocuments ?? 1), ("--idle-seconds", idleSeconds ?? 1)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
         if json && markdown { throw ValidationError("choose one of --json or --markdown") }
@@ -133,6 +134,16 @@ struct Run: AsyncParsableCommand {
                 table.row(id, "a second device, the document in view, importing one such save into its \(label)-character copy (a targeted pass, in process), median",
                           ms: cost.importMs[length] ?? 0, target: aim.map { Target("≤ \($0) ms", atMost: $0) })
             }
+        }
+
+        if selected.contains(.longText) {
+            let runs = quick ? 3 : 7
+            progress("long texts: edit --append on A and show on B at 10k and 1M characters, \(runs) runs each; then a \(bigTextMB) MB text …")
+            let folder = folder.appendingPathComponent("long")
+            let times = try await LongText.commands(programs, folder: folder, store: store, lengths: [10_000, 1_000_000], runs: runs)
+            let wantsBig = only.isEmpty || only.contains { "text.big".hasPrefix($0) || $0.hasPrefix("text.big") }
+            let big = wantsBig ? try await LongText.big(folder: folder.appendingPathComponent("big"), store: store, megabytes: bigTextMB) : nil
+            LongText.rows(times, big, into: &table)
         }
 
         let pings = [(Scenario.ping, true, false, sizes.rounds), (.pingSigned, true, true, sizes.rounds), (.pingSlow, false, false, sizes.slow)]
@@ -278,12 +289,13 @@ struct Run: AsyncParsableCommand {
 
 /// The benchmark's parts, each with the ids of the rows it adds (`--only` picks by them).
 enum Scenario: CaseIterable {
-    case limit, save, ping, pingSigned, pingSlow, newViewable, api, backlog, bigJoin, signing, list, pass, idle, join, memory, cli
+    case limit, save, longText, ping, pingSigned, pingSlow, newViewable, api, backlog, bigJoin, signing, list, pass, idle, join, memory, cli
 
     var rows: [String] {
         switch self {
         case .limit: ["limit.oneway.p50", "limit.oneway.p99", "limit.roundtrip.p50", "limit.paced.oneway.p50", "limit.paced.oneway.p99", "limit.after.oneway.p50"]
         case .save: ["save.reference", "save.1char.10k", "save.1char.100k", "save.1char.1m", "import.1small.10k", "import.1small.1m"]
+        case .longText: ["edit.append.10k", "edit.append.1m", "show.import.10k", "show.import.1m", "text.big.save", "text.big.arrive", "text.big.edit"]
         case .ping: ["ping.oneway.p50", "ping.oneway.p99", "ping.roundtrip.p50"]
         case .pingSigned: ["ping.signed.oneway.p50", "ping.signed.oneway.p99", "ping.signed.roundtrip.p50"]
         case .pingSlow: ["ping.slow.oneway.p50", "ping.slow.oneway.p99", "ping.slow.roundtrip.p50"]
