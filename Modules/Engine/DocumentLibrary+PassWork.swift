@@ -140,7 +140,7 @@ extension DocumentLibrary {
                     guard let stamps = quietStamps(record, container) else { continue }
                     catalog.setQuiet(record.id, QuietMark(
                         stamps: stamps.stamps, devices: stamps.devices, applied: [:], viewable: !contents.graph.objects.isEmpty,
-                        modified: contents.graph.textEntry?.modified, ownLogs: 0, preview: true))
+                        modified: contents.graph.textEntry?.modified, ownLogs: 0, life: .previewed))
                 case .failure(let error):
                     report.problems.append(.document(name: record.name.rawValue, detail: "\(error)"))
                 }

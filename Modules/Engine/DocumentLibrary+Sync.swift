@@ -171,7 +171,7 @@ extension DocumentLibrary {
         let checkedAt = ContinuousClock.now
         quietChecked.reserveCapacity(passing.count)
         for (record, stamp) in zip(passing, stamps) {
-            if let mark = catalog.quiet(record.id), let stamp, stamp.stamps == mark.stamps, previewing || !mark.preview {
+            if let mark = catalog.quiet(record.id), let stamp, stamp.stamps == mark.stamps, previewing || mark.life != .previewed {
                 quietChecked[record.id] = checkedAt
                 report.skippedQuiet += 1
                 if registryChanged, mark.ownLogs > 0 {
