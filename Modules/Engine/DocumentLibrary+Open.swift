@@ -125,10 +125,10 @@ extension DocumentLibrary {
     /// look for new documents there. The link count is what makes this safe within one tick of
     /// the file system's clock: a peer's folder added in the same tick changes it too.
     func noteOwnDocumentFolder(before: FileStamp?) {
-        guard let before, before.countsSubfolders, catalog.containerStamps["documents"] == before,
+        guard let before, before.countsSubfolders, catalog.containerStamps[.documents] == before,
               let container = replicator?.container else { return }
         let after = container.stamp(.documents)
-        if after.links == before.links + 1 { catalog.setContainerStamp("documents", after) }
+        if after.links == before.links + 1 { catalog.setContainerStamp(.documents, after) }
     }
 
     /// The one handler (seed 003's MYDocumentHandler, without the singleton): creates the

@@ -26,11 +26,11 @@ extension DocumentLibrary {
     /// Says when this device's clock and its peers' differ (``ClockSkew``), from the peers'
     /// registry entries, read again only when one of them changed (`registryStamp`).
     func readClocks(_ container: Container, registryStamp: FileStamp, _ report: inout SyncReport) {
-        if catalog.containerStamps["clocks"] != registryStamp {
+        if catalog.containerStamps[.clocks] != registryStamp {
             // File times follow the system clock; a test may give the device a clock of its own.
             let frame = configuration.now().timeIntervalSince(Date())
             catalog.clockReadings = container.clockReadings(excluding: identity.id, frame: frame)
-            catalog.setContainerStamp("clocks", registryStamp)
+            catalog.setContainerStamp(.clocks, registryStamp)
         }
         for skew in ClockSkew.judge(catalog.clockReadings) {
             report.problems.append(.clock(skew))

@@ -162,7 +162,7 @@ extension DocumentLibrary {
         passing.sort { $0.id < $1.id }
         let registry = RegistrySnapshot(container)
         let registryStamp = container.peerRegistryStamp(excluding: identity.id)
-        let registryChanged = scope.isFull && catalog.containerStamps["devices"] != registryStamp
+        let registryChanged = scope.isFull && catalog.containerStamps[.devices] != registryStamp
         if only == nil { readClocks(container, registryStamp: registryStamp, &report) }
         var busy: [LocalDocumentRecord] = []
         // A preview stands for an import only in a pass that previews: any other imports.
@@ -258,7 +258,7 @@ extension DocumentLibrary {
         for file in registry.refusedClaims { quarantine(file, in: &report) }
         guard scope.isFull else { return report }
         fullPassDone = true
-        if registryChanged { actedOn(key: "devices", stamp: registryStamp) }
+        if registryChanged { actedOn(key: .devices, stamp: registryStamp) }
         await registerIfChanged(replicator, known: worked, &report)
         return report
     }
