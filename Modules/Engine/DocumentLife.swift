@@ -53,6 +53,11 @@ public enum DocumentLife: String, Sendable, Hashable, CaseIterable, Codable {
         public let life: DocumentLife
         public let event: Event
 
+        public init(life: DocumentLife, event: Event) {
+            self.life = life
+            self.event = event
+        }
+
         public var description: String {
             "a document \(life.rawValue) on this device cannot take the event \(event.rawValue)"
         }

@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import Model
+import Storage
 import Testing
 import TestSupport
 
