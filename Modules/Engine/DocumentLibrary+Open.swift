@@ -168,6 +168,7 @@ extension DocumentLibrary {
                 firstImport = cloud
             }
             let document = try await openDocument(record, create: create, forPass: forPass)
+            if create { forgetPreview(record.id) }
             if let firstImport {
                 let imported = try firstImport.importPending(record.id, into: document.store)
                 document.invalidate()
@@ -179,6 +180,15 @@ extension DocumentLibrary {
         } catch let error as StoreError {
             return try await storeOpenFailed(record, error)
         }
+    }
+
+    /// A discovered document got its store: it is no longer previewed, and a preview's quiet
+    /// mark (trusted for ``recentCheck`` without a look at its stamps) would say it still is.
+    func forgetPreview(_ id: DocumentID) {
+        previewed[id] = nil
+        guard catalog.quiet(id)?.life == .previewed else { return }
+        catalog.setQuiet(id, nil)
+        quietChecked[id] = nil
     }
 
     func setCloudAvailable(_ value: Bool) {
