@@ -50,9 +50,12 @@ public enum DocumentLife: String, Sendable, Hashable, CaseIterable, Codable {
 
     /// A move the life does not allow, with the state and the event that tried it.
     public struct IllegalMove: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The state the move was tried from.
         public let life: DocumentLife
+        /// The event it was not allowed to take.
         public let event: Event
 
+        /// The refusal of `event` in `life`.
         public init(life: DocumentLife, event: Event) {
             self.life = life
             self.event = event

@@ -15,11 +15,14 @@ public struct BaselineFileName: Sendable, Hashable, Comparable, CustomStringConv
         case json
     }
 
+    /// The device that wrote it (the only one that replaces or removes it).
     public var writer: DeviceID
     /// How many logs it covers, summed over devices (``Baseline/coverage``).
     public var coverage: UInt64
+    /// What it holds, as its extension says.
     public var form: Form
 
+    /// The name of `writer`'s baseline covering `coverage` logs, in `form`.
     public init(writer: DeviceID, coverage: UInt64, form: Form) {
         self.writer = writer
         self.coverage = coverage
@@ -61,7 +64,9 @@ public struct BaselineFileName: Sendable, Hashable, Comparable, CustomStringConv
 
 /// A file name in `baselines/` that is not a baseline's.
 public struct BaselineNameError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The name refused.
     public let name: String
+    /// What is wrong with it.
     public let reason: String
 
     public var description: String { "\(name) is not a baseline's name (`<writer>-<coverage>.baseline`): \(reason)" }
