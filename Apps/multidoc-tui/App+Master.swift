@@ -13,7 +13,7 @@ extension TUIApp {
         drawTitle("multidoc — \(documents.count) document\(documents.count == 1 ? "" : "s")")
         // Narrow terminals lose the origin column first, then state text.
         let stateWidth = columns >= 100 ? 44 : (columns >= 80 ? 30 : (columns >= 60 ? 18 : 12))
-        let originWidth = columns >= 70 ? 11 : 0, percentWidth = 4, locationWidth = 5
+        let originWidth = columns >= 70 ? 11 : 0, percentWidth = 7, locationWidth = 5
         let nameWidth = max(6, columns - stateWidth - originWidth - percentWidth - locationWidth - 6)
         func row(_ name: String, _ state: String, _ origin: String, _ percent: String, _ location: String) -> String {
             " " + TextWidth.pad(name, to: nameWidth) + " " + TextWidth.pad(state, to: stateWidth) + " "
@@ -31,7 +31,7 @@ extension TUIApp {
         for (offset, document) in documents.dropFirst(listScroll).prefix(height).enumerated() {
             let index = listScroll + offset
             let origin = document.origin == .created ? "created" : "discovered"
-            let text = row(document.name, document.state.statusString, origin, "\(document.downloadPercent)%", document.location.rawValue)
+            let text = row(document.name, document.state.statusString, origin, DocumentRow.downloaded(document), document.location.rawValue)
             var style: Style = []
             if !document.viewable { style.insert(.dim) }
             if document.problem != nil { style.insert(.error) }

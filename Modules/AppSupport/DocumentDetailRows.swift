@@ -115,7 +115,7 @@ extension DocumentRow {
     public static func table(_ documents: [DocumentSummary]) -> [[String]] {
         [["NAME", "STATE", "ORIGIN", "VIEWABLE", "DOWNLOADED", "LOCATION", "STORE", "MODIFIED"]] + documents.map { document in
             [document.name, document.state.statusString, document.origin.rawValue, document.viewable ? "yes" : "no",
-             document.previewed ? "preview" : "\(document.downloadPercent)%", document.location.rawValue, document.store.rawValue,
+             downloaded(document), document.location.rawValue, document.store.rawValue,
              formatDate(document.modified)]
         }
     }

@@ -17,6 +17,9 @@ public struct DocumentRow: Encodable, Sendable {
     public var problem: String?
     /// Read from the container only: viewable while it is there, not downloaded.
     public var previewed: Bool
+    /// Where it is in its life on this device (`DocumentLife`: listed, previewed, downloading,
+    /// downloaded, damaged, unreadable).
+    public var life: String
 
     /// The row of one document of the master table.
     public init(_ summary: DocumentSummary) {
@@ -31,11 +34,19 @@ public struct DocumentRow: Encodable, Sendable {
         modified = summary.modified
         problem = summary.problem
         previewed = summary.previewed
+        life = summary.life.rawValue
+    }
+
+    /// The DOWNLOADED cell of the master table (the CLI's and the TUI's): `preview` for a
+    /// previewed document, never a percentage that could pass for a download.
+    public static func downloaded(_ summary: DocumentSummary) -> String {
+        summary.life == .previewed ? "preview" : "\(summary.downloadPercent)%"
     }
 
     /// The row as `JSONEncoder` would write it, keys sorted (``printJSONRows(_:)``).
     public func write(to object: inout JSONObject) {
         object.int("downloadPercent", downloadPercent)
+        object.string("life", life)
         object.string("location", location)
         object.date("modified", modified)
         object.string("name", name)

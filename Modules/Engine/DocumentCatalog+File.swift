@@ -30,7 +30,10 @@ extension DocumentCatalog {
             if kind == UInt8(ascii: "@") || kind == UInt8(ascii: "#") {
                 let fields = Field.split(line, "\t")
                 if kind == UInt8(ascii: "@"), fields.count == 3 {
-                    catalog.containerStamps[String(decoding: fields[1], as: UTF8.self)] = FileStamp(field: fields[2])
+                    // A key this build does not know is dropped: its stamp only saves work.
+                    if let key = ContainerStampKey(rawValue: String(decoding: fields[1], as: UTF8.self)) {
+                        catalog.containerStamps[key] = FileStamp(field: fields[2])
+                    }
                 } else if kind == UInt8(ascii: "#"), fields.count == 3, let digest = Field.uint64(fields[1]),
                           let stamp = FileStamp(field: fields[2]) {
                     catalog.registration = (digest, stamp)
@@ -65,7 +68,7 @@ extension DocumentCatalog {
         // `appending`: the clock line goes even when empty (it clears what an earlier one said).
         func sharedLines(appending: Bool) {
             for (key, stamp) in containerStamps.sorted(by: { $0.key < $1.key }) {
-                text += "@\t\(key)\t\(stamp.field)\n"
+                text += "@\t\(key.rawValue)\t\(stamp.field)\n"
             }
             if let registration { text += "#\t\(registration.digest)\t\(registration.stamp.field)\n" }
             guard appending || !clockReadings.isEmpty else { return }
@@ -86,7 +89,7 @@ extension DocumentCatalog {
             }
             // Stamps set to nothing are appended as `-`, which reads back as none.
             if shared {
-                for key in ["documents", "tombstones", "devices"] where containerStamps[key] == nil { text += "@\t\(key)\t-\n" }
+                for key in [ContainerStampKey.documents, .tombstones, .devices] where containerStamps[key] == nil { text += "@\t\(key.rawValue)\t-\n" }
                 sharedLines(appending: true)
             }
             try AtomicFile.append(Data(text.utf8), to: url)

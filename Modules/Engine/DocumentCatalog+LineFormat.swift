@@ -191,13 +191,14 @@ extension FileStamp {
 }
 
 extension QuietMark {
-    /// `viewable;modified-ms|-;stamp|stamp…;device=seq,…;ownLogs;preview;device,…` (no tabs).
+    /// `viewable;modified-ms|-;stamp|stamp…;device=seq,…;ownLogs;preview;device,…` (no tabs);
+    /// `preview` is 1 for a mark of a previewed document, 0 for a downloaded one.
     var field: String {
         let modifiedField = modified.map { String($0.clampedMilliseconds) } ?? "-"
         let stampsField = stamps.map(\.field).joined(separator: "|")
         let appliedField = applied.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         let devicesField = devices.map(\.description).joined(separator: ",")
-        return "\(viewable ? 1 : 0);\(modifiedField);\(stampsField);\(appliedField);\(ownLogs);\(preview ? 1 : 0);\(devicesField)"
+        return "\(viewable ? 1 : 0);\(modifiedField);\(stampsField);\(appliedField);\(ownLogs);\(life == .previewed ? 1 : 0);\(devicesField)"
     }
 
     init?(field: UnsafeBufferPointer<UInt8>) {
@@ -207,7 +208,7 @@ extension QuietMark {
               let stampsField = parts.next(semicolon), let appliedField = parts.next(semicolon),
               let ownLogs = parts.next(semicolon).flatMap(Field.uint64), let previewField = parts.next(semicolon),
               let devicesField = parts.next(semicolon), parts.isAtEnd else { return nil }
-        preview = previewField.first == UInt8(ascii: "1")
+        life = previewField.first == UInt8(ascii: "1") ? .previewed : .downloaded
         viewable = viewableField.first == UInt8(ascii: "1")
         self.ownLogs = ownLogs
         var devices: [DeviceID] = []

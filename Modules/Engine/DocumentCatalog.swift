@@ -33,7 +33,7 @@ struct DocumentCatalog: Sendable {
     var pending: [ArraySlice<UInt8>] = []
     /// Container-wide stamps this device has acted on (documents/, tombstones/, devices/), so a
     /// command skips discovery, tombstones and the registry when they did not change.
-    var containerStamps: [String: FileStamp] = [:]
+    var containerStamps: [ContainerStampKey: FileStamp] = [:]
     /// What this device last wrote into its registry file: a digest of the applied map and the
     /// file's stamp after writing it. A full pass writes the file again only when either differs.
     var registration: (digest: UInt64, stamp: FileStamp)? {
@@ -301,7 +301,7 @@ struct DocumentCatalog: Sendable {
         touch(id)
     }
 
-    mutating func setContainerStamp(_ key: String, _ stamp: FileStamp?) {
+    mutating func setContainerStamp(_ key: ContainerStampKey, _ stamp: FileStamp?) {
         guard containerStamps[key] != stamp else { return }
         containerStamps[key] = stamp
         sharedChanged = true

@@ -17,7 +17,7 @@ extension DocumentLibrary {
 
     /// Remembers the stamp of a container folder whose contents this pass acted on, unless it
     /// is too recent to prove anything (a change in the same tick would not show).
-    func actedOn(key: String, stamp: FileStamp) {
+    func actedOn(key: ContainerStampKey, stamp: FileStamp) {
         let recent = FileStamp.now() - 2_000_000_000
         // A missing folder (-1) is a stamp too: creating it changes it.
         catalog.setContainerStamp(key, stamp.modified > recent ? nil : stamp)
@@ -30,7 +30,7 @@ extension DocumentLibrary {
     @discardableResult
     func applyTombstones(_ container: Container, always: Bool = false, _ report: inout SyncReport) async -> [DocumentID] {
         let stamp = container.stamp(.tombstones)
-        guard always || catalog.containerStamps["tombstones"] != stamp else { return [] }
+        guard always || catalog.containerStamps[.tombstones] != stamp else { return [] }
         let scan = container.applyTombstones()
         for file in scan.problems { quarantine(file, in: &report) }
         var remembered = rememberedDeletions()
@@ -48,7 +48,7 @@ extension DocumentLibrary {
             logger.info("document deleted by a peer", metadata: ["name": "\(record.name)", "uuid": "\(record.id)"])
         }
         let healed = healDeletions(remembered, scan: scan, &report)
-        if scan.problems.isEmpty, healed.isEmpty { actedOn(key: "tombstones", stamp: stamp) } else { catalog.setContainerStamp("tombstones", nil) }
+        if scan.problems.isEmpty, healed.isEmpty { actedOn(key: .tombstones, stamp: stamp) } else { catalog.setContainerStamp(.tombstones, nil) }
         return healed
     }
 
@@ -57,7 +57,7 @@ extension DocumentLibrary {
     /// import). What it found is in `report.discovered`.
     func discover(_ container: Container, only: Set<DocumentID>?, _ report: inout SyncReport) async {
         let stamp = container.stamp(.documents)
-        if only == nil, catalog.containerStamps["documents"] == stamp { return }
+        if only == nil, catalog.containerStamps[.documents] == stamp { return }
         // What the catalog holds is known; a folder it does not hold may still have a record
         // made by another process since, which is read rather than discovered again.
         var known = catalog.ids
@@ -94,7 +94,7 @@ extension DocumentLibrary {
         // Nothing is remembered while a folder waits for its info file: the file lands inside
         // the document's folder, which does not change `documents/`.
         if only == nil, discovery.problems.isEmpty, discovery.waiting.isEmpty, report.problems.isEmpty {
-            actedOn(key: "documents", stamp: stamp)
+            actedOn(key: .documents, stamp: stamp)
         }
     }
 

@@ -84,8 +84,8 @@ extension DocumentLibrary {
                 }
                 containersInForce = [adopted.identity.containerID]
                 replicator?.refusedContainers.insert(remembered)
-                catalog.setContainerStamp("documents", nil)
-                catalog.setContainerStamp("tombstones", nil)
+                catalog.setContainerStamp(.documents, nil)
+                catalog.setContainerStamp(.tombstones, nil)
                 device.containerID = adopted.identity.containerID
                 device.containerFormat = adopted.identity.format
                 try root.saveDevice(device)

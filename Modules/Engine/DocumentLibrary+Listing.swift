@@ -27,40 +27,54 @@ extension DocumentLibrary {
         return order.map { result[$0] }
     }
 
+    /// Where one document is in its life on this device: its row's life while it is listed,
+    /// ``DocumentLife/trashed`` while the trash holds it, ``DocumentLife/deleted`` once this
+    /// device made or applied its deletion; nil for a document it does not know (or no longer
+    /// remembers: a local document out of the trash).
+    public func life(of id: DocumentID) async -> DocumentLife? {
+        if let record = localRecord(id) { return await summary(of: record).life }
+        if trash().contains(where: { $0.id == id }) { return .trashed }
+        if DeletionLedger.read(root.deletionsURL).entries.contains(where: { $0.document == id }) { return .deleted }
+        return nil
+    }
+
+    /// One row of the master table: its life first, and what it shows as far as that life
+    /// allows (a preview is never called downloaded, a listed document never viewable).
     func summary(of record: LocalDocumentRecord) async -> DocumentSummary {
         var summary = DocumentSummary(
             id: record.id, name: record.name.rawValue, state: .closed, origin: record.origin,
             location: record.location, store: record.store, viewable: false, downloadPercent: 0,
-            modified: nil, problem: problems[record.id])
+            modified: nil, problem: nil, life: .listed)
         if let problem = problems[record.id] {
             summary.state = [.savingError, .editingDisabled]
-            summary.problem = problem
+            summary.problem = problem.message
+            summary.life = problem.life
             return summary
         }
         let open = await handler.isOpen(record.id)
         // What is known without opening the store: a quiet mark whose stamps still hold (its
         // store files among them), or, for a discovered document not imported yet, what a
         // preview just showed (too recent for a mark).
-        var known: (viewable: Bool, modified: Date?, downloaded: Bool)?
+        var known: (viewable: Bool, modified: Date?, life: DocumentLife)?
         if let mark = trustedQuietMark(record, cloud?.container, reusingRecentCheck: true) {
-            known = (mark.viewable, mark.modified, !mark.preview)
+            known = (mark.viewable, mark.modified, mark.life)
         } else if !open, awaitsFirstImport(record) {
             guard let seen = previewed[record.id], ContinuousClock.now - seen.at < Self.recentCheck else {
                 // Listed, not viewable until a preview or an import says so.
                 summary.state = [.closed, .editingDisabled, .progressAvailable]
                 return summary
             }
-            known = (seen.viewable, seen.modified, false)
+            known = (seen.viewable, seen.modified, .previewed)
         }
         if let known {
             summary.state = open ? .normal : .closed
             summary.viewable = known.viewable
             summary.modified = known.modified
+            summary.life = known.life
             // A preview read the document from the container: viewable while the container is
-            // there, and nothing of it on this device yet (Docs/STATES.md).
-            summary.downloadPercent = known.downloaded ? 100 : 0
-            summary.previewed = !known.downloaded
-            if !known.downloaded { summary.state.insert(.progressAvailable) }
+            // there, and nothing of it on this device yet.
+            summary.downloadPercent = known.life.isDownloaded ? 100 : 0
+            if !known.life.isDownloaded { summary.state.insert(.progressAvailable) }
             if !summary.viewable { summary.state.insert(.editingDisabled) }
             return summary
         }
@@ -69,10 +83,14 @@ extension DocumentLibrary {
             summary.state = open ? .normal : .closed
             summary.viewable = !contents.graph.objects.isEmpty
             summary.modified = contents.graph.textEntry?.modified
+            summary.life = .downloaded
             if record.location == .cloud, let replicator = cloud {
                 let progress = replicator.progress(record.id, applied: contents.sync.applied)
                 summary.downloadPercent = progress.percent
-                if progress.percent < 100 { summary.state.insert(.progressAvailable) }
+                if progress.percent < 100 {
+                    summary.state.insert(.progressAvailable)
+                    summary.life = .downloading
+                }
             } else {
                 summary.downloadPercent = 100
                 // A local document has nothing to sync: what it shows holds while its store
@@ -86,11 +104,12 @@ extension DocumentLibrary {
             if !summary.viewable { summary.state.insert(.editingDisabled) }
         } catch let error as StoreError where error.kind == .notFound && record.origin == .discovered {
             // Its first import is making the store right now (another task of this library, or
-            // another process): not viewable yet, not a problem.
+            // another process): listed, not viewable yet, not a problem.
             summary.state = [.closed, .editingDisabled, .progressAvailable]
         } catch {
             summary.state = [.closed, .savingError, .editingDisabled]
             summary.problem = "\(error)"
+            summary.life = (error as? StoreError).map(DocumentLife.failed) ?? .unreadable
         }
         return summary
     }

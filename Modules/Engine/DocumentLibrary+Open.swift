@@ -125,10 +125,10 @@ extension DocumentLibrary {
     /// look for new documents there. The link count is what makes this safe within one tick of
     /// the file system's clock: a peer's folder added in the same tick changes it too.
     func noteOwnDocumentFolder(before: FileStamp?) {
-        guard let before, before.countsSubfolders, catalog.containerStamps["documents"] == before,
+        guard let before, before.countsSubfolders, catalog.containerStamps[.documents] == before,
               let container = replicator?.container else { return }
         let after = container.stamp(.documents)
-        if after.links == before.links + 1 { catalog.setContainerStamp("documents", after) }
+        if after.links == before.links + 1 { catalog.setContainerStamp(.documents, after) }
     }
 
     /// The one handler (seed 003's MYDocumentHandler, without the singleton): creates the
@@ -168,6 +168,7 @@ extension DocumentLibrary {
                 firstImport = cloud
             }
             let document = try await openDocument(record, create: create, forPass: forPass)
+            if create { forgetPreview(record.id) }
             if let firstImport {
                 let imported = try firstImport.importPending(record.id, into: document.store)
                 document.invalidate()
@@ -179,6 +180,15 @@ extension DocumentLibrary {
         } catch let error as StoreError {
             return try await storeOpenFailed(record, error)
         }
+    }
+
+    /// A discovered document got its store: it is no longer previewed, and a preview's quiet
+    /// mark (trusted for ``recentCheck`` without a look at its stamps) would say it still is.
+    func forgetPreview(_ id: DocumentID) {
+        previewed[id] = nil
+        guard catalog.quiet(id)?.life == .previewed else { return }
+        catalog.setQuiet(id, nil)
+        quietChecked[id] = nil
     }
 
     func setCloudAvailable(_ value: Bool) {

@@ -26,11 +26,11 @@ extension DocumentLibrary {
     /// Says when this device's clock and its peers' differ (``ClockSkew``), from the peers'
     /// registry entries, read again only when one of them changed (`registryStamp`).
     func readClocks(_ container: Container, registryStamp: FileStamp, _ report: inout SyncReport) {
-        if catalog.containerStamps["clocks"] != registryStamp {
+        if catalog.containerStamps[.clocks] != registryStamp {
             // File times follow the system clock; a test may give the device a clock of its own.
             let frame = configuration.now().timeIntervalSince(Date())
             catalog.clockReadings = container.clockReadings(excluding: identity.id, frame: frame)
-            catalog.setContainerStamp("clocks", registryStamp)
+            catalog.setContainerStamp(.clocks, registryStamp)
         }
         for skew in ClockSkew.judge(catalog.clockReadings) {
             report.problems.append(.clock(skew))
@@ -140,7 +140,7 @@ extension DocumentLibrary {
                     guard let stamps = quietStamps(record, container) else { continue }
                     catalog.setQuiet(record.id, QuietMark(
                         stamps: stamps.stamps, devices: stamps.devices, applied: [:], viewable: !contents.graph.objects.isEmpty,
-                        modified: contents.graph.textEntry?.modified, ownLogs: 0, preview: true))
+                        modified: contents.graph.textEntry?.modified, ownLogs: 0, life: .previewed))
                 case .failure(let error):
                     report.problems.append(.document(name: record.name.rawValue, detail: "\(error)"))
                 }

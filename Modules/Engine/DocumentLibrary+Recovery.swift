@@ -37,13 +37,13 @@ extension DocumentLibrary {
             if settings.attemptErrorRecovery { return try await recover(record, after: error) }
             advice = "Turn on AttemptErrorRecovery to move the damaged store aside and rebuild it\(record.location == .cloud ? " from the container" : " from its last good copy")."
         case .busy:
-            problems[record.id] = error.description
+            problems[record.id] = (.unreadable, error.description)
             throw EngineError.busy(
                 "document \(record.name): \(error.description). Another multidoc process (a multidocd, perhaps stopped) holds it; try again when it lets go. Nothing was changed.")
         case .writeFailed:
             let full = Self.diskIsFull(at: root.storeURL(record).deletingLastPathComponent()) ? "The disk is full. " : ""
             let message = (error.detail.isEmpty ? "" : "\(error.detail). ") + "\(full)The store is not damaged: make room (or fix the file system) and try again."
-            problems[record.id] = "\(error.description). \(full)The store is not damaged."
+            problems[record.id] = (.unreadable, "\(error.description). \(full)The store is not damaged.")
             logger.error("document failed to open", metadata: ["name": "\(record.name)", "error": "\(error)"])
             throw EngineError.io(error.path, message)
         case .unreadable:
@@ -54,7 +54,7 @@ extension DocumentLibrary {
             advice = "Try again."
         }
         let message = "\(error.description). \(advice)"
-        problems[record.id] = message
+        problems[record.id] = (.failed(error), message)
         emit(.failure("\(record.name): \(message)"))
         logger.error("document failed to open", metadata: ["name": "\(record.name)", "error": "\(error)"])
         throw EngineError.storeFailed(document: record.name.rawValue, detail: message)

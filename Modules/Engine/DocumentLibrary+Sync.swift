@@ -162,7 +162,7 @@ extension DocumentLibrary {
         passing.sort { $0.id < $1.id }
         let registry = RegistrySnapshot(container)
         let registryStamp = container.peerRegistryStamp(excluding: identity.id)
-        let registryChanged = scope.isFull && catalog.containerStamps["devices"] != registryStamp
+        let registryChanged = scope.isFull && catalog.containerStamps[.devices] != registryStamp
         if only == nil { readClocks(container, registryStamp: registryStamp, &report) }
         var busy: [LocalDocumentRecord] = []
         // A preview stands for an import only in a pass that previews: any other imports.
@@ -171,7 +171,7 @@ extension DocumentLibrary {
         let checkedAt = ContinuousClock.now
         quietChecked.reserveCapacity(passing.count)
         for (record, stamp) in zip(passing, stamps) {
-            if let mark = catalog.quiet(record.id), let stamp, stamp.stamps == mark.stamps, previewing || !mark.preview {
+            if let mark = catalog.quiet(record.id), let stamp, stamp.stamps == mark.stamps, previewing || mark.life != .previewed {
                 quietChecked[record.id] = checkedAt
                 report.skippedQuiet += 1
                 if registryChanged, mark.ownLogs > 0 {
@@ -258,7 +258,7 @@ extension DocumentLibrary {
         for file in registry.refusedClaims { quarantine(file, in: &report) }
         guard scope.isFull else { return report }
         fullPassDone = true
-        if registryChanged { actedOn(key: "devices", stamp: registryStamp) }
+        if registryChanged { actedOn(key: .devices, stamp: registryStamp) }
         await registerIfChanged(replicator, known: worked, &report)
         return report
     }

@@ -68,8 +68,9 @@ public actor DocumentLibrary {
     var logger: Logger
     let handler: DocumentHandler
     var subscribers: [UUID: AsyncStream<LibraryEvent>.Continuation] = [:]
-    /// Problems found when opening documents, by document.
-    var problems: [DocumentID: String] = [:]
+    /// Problems found when opening documents, by document: what was found and the life it
+    /// makes (damaged or unreadable).
+    var problems: [DocumentID: (life: DocumentLife, message: String)] = [:]
     /// Documents whose graph became available in this process (for `becameViewable`).
     var viewable: Set<DocumentID> = []
     /// What error recovery did, by document (shown once by front ends).

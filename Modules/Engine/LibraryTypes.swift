@@ -19,9 +19,13 @@ public struct DocumentSummary: Sendable, Equatable, Codable {
     public var modified: Date?
     /// Why the document is in an error state, if it is.
     public var problem: String?
+    /// Where the document is in its life on this device (Docs/STATES.md): the one value the
+    /// other fields agree with.
+    public var life: DocumentLife
+
     /// Read from the container into memory only (a `list` on a device joining many documents):
-    /// viewable while the container is there, not downloaded (Docs/STATES.md).
-    public var previewed: Bool = false
+    /// viewable while the container is there, not downloaded.
+    public var previewed: Bool { life == .previewed }
 }
 
 /// The detail inspector's view of one document.
@@ -49,11 +53,24 @@ struct QuietMark: Sendable, Equatable {
     /// The lowest sequence of this device's logs still in the container (0: none): when the
     /// registry changes, such a document may have logs to prune.
     var ownLogs: UInt64
-    /// What a preview showed: the container's logs read into memory, no local store yet (see
-    /// ``FirstImports/whenNeeded``). `applied` is then empty: this device has applied nothing.
-    var preview: Bool = false
+    /// What the mark stands for: ``DocumentLife/downloaded`` (a store here with every log the
+    /// container held), or ``DocumentLife/previewed`` (the container's logs read into memory, no
+    /// local store yet: see ``FirstImports/whenNeeded``; `applied` is then empty).
+    var life: DocumentLife = .downloaded
 
     var changeStamps: Container.ChangeStamps { Container.ChangeStamps(stamps: stamps, devices: devices) }
+}
+
+extension QuietMark {
+    /// A mark of a downloaded document, or with `preview` of a previewed one.
+    init(
+        stamps: [FileStamp], devices: [DeviceID], applied: [DeviceID: UInt64], viewable: Bool, modified: Date?, ownLogs: UInt64,
+        preview: Bool
+    ) {
+        self.init(
+            stamps: stamps, devices: devices, applied: applied, viewable: viewable, modified: modified, ownLogs: ownLogs,
+            life: preview ? .previewed : .downloaded)
+    }
 }
 
 /// When a full pass makes the local store of a document it discovered.

@@ -315,7 +315,8 @@ extension Document {
         self.init(
             id: summary.id.uuid, name: summary.name, state: summary.state.description,
             origin: summary.origin == .created ? .created : .discovered, viewable: summary.viewable,
-            downloadPercent: summary.downloadPercent, modified: summary.modified, problem: summary.problem)
+            downloadPercent: summary.downloadPercent, modified: summary.modified, problem: summary.problem,
+            life: Life(rawValue: summary.life.rawValue) ?? .listed)
     }
 }
 

@@ -18,6 +18,30 @@ public struct Document: Sendable, Equatable, Codable, Identifiable {
     public var modified: Date?
     /// Why it is in an error state, when it is.
     public var problem: String?
+    /// Where it is in its life on this device: the one value ``viewable`` and
+    /// ``downloadPercent`` agree with.
+    public var life: Life
+
+    /// Where a document is in its life on this device.
+    public enum Life: String, Sendable, Equatable, Codable, CaseIterable {
+        /// Known by name only: nothing of its content is here yet.
+        case listed
+        /// Read from the container into memory: it shows while the container is there, and
+        /// nothing of it is on this device. Never downloaded.
+        case previewed
+        /// On this device, with saves in the container still to apply.
+        case downloading
+        /// On this device with everything the container holds: it opens with the container gone.
+        case downloaded
+        /// Its store here is damaged; AttemptErrorRecovery rebuilds it.
+        case damaged
+        /// Its store could not be opened, though not damaged (``Document/problem`` says why).
+        case unreadable
+        /// Deleted, and kept in the device's trash.
+        case trashed
+        /// Deleted.
+        case deleted
+    }
 
     /// Where a document came from.
     public enum Origin: String, Sendable, Equatable, Codable {
@@ -30,7 +54,7 @@ public struct Document: Sendable, Equatable, Codable, Identifiable {
     /// A row as given (for tests and previews; the device makes its own).
     public init(
         id: UUID, name: String, state: String, origin: Origin, viewable: Bool, downloadPercent: Int, modified: Date?,
-        problem: String?
+        problem: String?, life: Life = .downloaded
     ) {
         self.id = id
         self.name = name
@@ -40,6 +64,7 @@ public struct Document: Sendable, Equatable, Codable, Identifiable {
         self.downloadPercent = downloadPercent
         self.modified = modified
         self.problem = problem
+        self.life = life
     }
 }
 

@@ -17,13 +17,10 @@ public struct DocumentListing: Sendable {
     /// The devices with a log folder, in order.
     public var devices: [DeviceID] { logs.keys.sorted() }
 
-    /// The largest coverage a baseline's name claims (`<device>-<n>.json`), from the names
+    /// The largest coverage a baseline's name claims (``BaselineFileName``), from the names
     /// alone: whether a baseline may hold logs this device lacks, without reading one.
     var largestBaselineCoverage: UInt64? {
-        baselineNames.compactMap { name -> UInt64? in
-            guard name.hasSuffix(".json"), let dash = name.lastIndex(of: "-") else { return nil }
-            return UInt64(name[name.index(after: dash)..<name.index(name.endIndex, offsetBy: -5)])
-        }.max()
+        baselineNames.compactMap { BaselineFileName.parse($0)?.coverage }.max()
     }
 }
 

@@ -9,7 +9,7 @@ extension Container {
     /// Baselines of a document with their file URLs, largest coverage first.
     func baselines(_ id: DocumentID) -> [(url: URL, baseline: Baseline)] {
         listNames(baselinesDirectory(id))
-            .filter { $0.hasSuffix(".json") }
+            .filter { BaselineFileName.parse($0) != nil }
             .compactMap { name -> (URL, Baseline)? in
                 let url = baselinesDirectory(id).appendingPathComponent(name, isDirectory: false)
                 guard let baseline = try? readBaseline(url), baseline.document == id,
@@ -32,10 +32,9 @@ extension Container {
         return try Self.decodeJSON(Baseline.self, from: Data(envelope.payload))
     }
 
-    /// The names of `device`'s baselines of a document (none read).
+    /// The names of `device`'s baselines of a document, of either form (none read).
     func baselineNames(_ id: DocumentID, by device: DeviceID) -> [String] {
-        let prefix = device.description + "-"
-        return listNames(baselinesDirectory(id)).filter { $0.hasPrefix(prefix) && $0.hasSuffix(".json") }
+        listNames(baselinesDirectory(id)).filter { BaselineFileName.parse($0)?.writer == device }
     }
 
     /// Whether a file (or anything) is at the path of a log (one `lstat`).

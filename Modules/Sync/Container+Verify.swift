@@ -204,11 +204,18 @@ extension Container {
             let url = baselines.appendingPathComponent(name, isDirectory: false)
             guard fileOrNamed(url, "a baseline", into: problem) else { continue }
             result.checkedFiles += 1
+            let named: BaselineFileName
+            do throws(BaselineNameError) {
+                named = try BaselineFileName(parsing: name)
+            } catch {
+                problem(url, error.description)
+                continue
+            }
             do {
                 let baseline = try readBaseline(url)
                 if baseline.document != id { problem(url, "a baseline of document \(baseline.document), not this folder's") }
                 else if baseline.format > Self.formatVersion { problem(url, "format version \(baseline.format) is newer than this build's \(Self.formatVersion)") }
-                else if name != "\(baseline.writtenBy)-\(baseline.coverage).json" { problem(url, "its name does not match its writer and coverage") }
+                else if named.writer != baseline.writtenBy || named.coverage != baseline.coverage { problem(url, "its name does not match its writer and coverage") }
                 else { readable.append((url, baseline)) }
             } catch {
                 problem(url, "not a baseline (\(Self.summarize(error)))")

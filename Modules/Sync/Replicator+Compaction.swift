@@ -17,11 +17,12 @@ extension Replicator {
     public func writeBaseline(_ document: DocumentID, from store: any DocumentStore) throws -> URL {
         let contents = try store.read()
         let baseline = Baseline(document: document, writtenBy: device.id, writtenAt: now(), contents: contents)
-        let name = "\(device.id)-\(baseline.coverage).json"
-        let url = container.baselinesDirectory(document).appendingPathComponent(name, isDirectory: false)
         // A document holding sequences is of format 2 (``format(_:writing:in:)``), whatever
         // this device last read of the container's format.
-        if format.version >= 2 || baseline.format >= 2 {
+        let binary = format.version >= 2 || baseline.format >= 2
+        let name = BaselineFileName(writer: device.id, coverage: baseline.coverage, form: binary ? .binary : .json).description
+        let url = container.baselinesDirectory(document).appendingPathComponent(name, isDirectory: false)
+        if binary {
             // Binary (Baseline+Binary.swift): a JSON baseline of a large document took seconds
             // to write and as long again for every reader.
             try container.writeEnvelope(baseline.envelope(container: format.container), to: url, limit: Container.maximumBaselineSize)

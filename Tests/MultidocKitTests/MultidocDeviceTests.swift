@@ -66,6 +66,19 @@ import TestSupport
         await b.close()
     }
 
+    /// A document says where it is in its life: made here, or synced to a peer, it is downloaded.
+    @Test func aDocumentSaysItsLife() async throws {
+        defer { folder.remove() }
+        let a = try await device("A"), b = try await device("B")
+        let notes = try await a.create(named: "Notes")
+        #expect(notes.life == .downloaded)
+        _ = await b.syncNow()
+        let there = try #require(await b.documents().first { $0.id == notes.id })
+        #expect(there.life == .downloaded && there.downloadPercent == 100)
+        await a.close()
+        await b.close()
+    }
+
     @Test func mistakesAreTypedErrorsWithTheirKind() async throws {
         defer { folder.remove() }
         let a = try await device("A")

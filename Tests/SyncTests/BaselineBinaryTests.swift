@@ -123,7 +123,7 @@ import TestSupport
         try good.write(to: url)
         let coverage = envelope.header.place
         let renamed = url.deletingLastPathComponent().appendingPathComponent(
-            url.lastPathComponent.replacingOccurrences(of: "-\(coverage).json", with: "-\(coverage + 5).json"), isDirectory: false)
+            url.lastPathComponent.replacingOccurrences(of: "-\(coverage).", with: "-\(coverage + 5)."), isDirectory: false)
         try FileManager.default.moveItem(at: url, to: renamed)
         #expect(throws: (any Error).self) { try container.readBaseline(renamed) }
         #expect(container.baselines(doc).isEmpty)
