@@ -65,7 +65,7 @@ public struct TransactionLog: Codable, Sendable, Hashable {
     }
 
     /// The largest log file a reader accepts; anything bigger is quarantined unread.
-    public static let maximumFileSize = 32 * 1024 * 1024
+    public static let maximumFileSize = 64 * 1024 * 1024
 
     /// The file's bytes in the log's format: format 1 as compact JSON with sorted keys, format 2
     /// as the binary envelope (identical logs encode identically in both). `container`: the

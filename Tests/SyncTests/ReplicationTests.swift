@@ -130,9 +130,9 @@ import TestSupport
             try? FileManager.default.removeItem(at: slot)
             #expect(FileManager.default.createFile(atPath: slot.path, contents: junk ?? Data()))
             if junk == nil {
-                // Sparse, 40 MiB: over what any log may be.
+                // Sparse, one byte over what any log may be.
                 let handle = try FileHandle(forWritingTo: slot)
-                try handle.truncate(atOffset: 40 * 1024 * 1024)
+                try handle.truncate(atOffset: UInt64(TransactionLog.maximumFileSize + 1))
                 try handle.close()
             }
             let store = try a.store(doc)
