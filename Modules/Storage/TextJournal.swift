@@ -85,7 +85,8 @@ extension StoreContents {
                 seen.insert(key)
                 let base = committed[key]
                 guard base != sequence.revision else { continue }
-                if let base, let operations = textJournal.operations(for: key, from: base, to: sequence.revision) {
+                if let base, let operations = textJournal.operations(for: key, from: base, to: sequence.revision),
+                   !Self.outweighs(operations, sequence) {
                     changes.changed.append((key, .operations(operations)))
                 } else {
                     changes.changed.append((key, .state(sequence)))
@@ -95,6 +96,23 @@ extension StoreContents {
         changes.removed = committed.keys.filter { !seen.contains($0) }
         return changes
     }
+
+    /// Whether `operations` weigh so much against the text they made (a long paste, a backlog
+    /// imported in one transaction) that the text's state is the cheaper thing to write: every
+    /// later open would replay them, while the state costs about what they cost once.
+    static func outweighs(_ operations: [TextOperation], _ sequence: TextSequence) -> Bool {
+        var weight = 0
+        for operation in operations {
+            switch operation {
+            case .insert(let insertion): weight &+= insertion.scalars.count
+            case .delete(let ranges): for range in ranges { weight &+= Int(clamping: range.counters.upperBound - range.counters.lowerBound) }
+            }
+        }
+        return weight >= minimumStateWeight && weight >= sequence.count / 4
+    }
+
+    /// Operations lighter than this are appended whatever the text's length.
+    static let minimumStateWeight = 4_096
 
     /// Applies `operations` to the text `attribute` of `object` in place (starting it from
     /// `seed()` when it has none), notes them in ``textJournal`` for the store, and returns

@@ -136,6 +136,38 @@ import Text
         #expect(largest < 64)
     }
 
+    /// A paste that outweighs the text it goes into writes the text's state instead of a row
+    /// that every later open would replay; the small save after it appends again.
+    @Test func aLongPasteWritesTheStateAndASmallSaveAppendsAgain() throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try Backend.sqliteWAL.open(folder)
+        try fill(store, saves: 2)
+        let paste = String(repeating: "pasted ", count: 2_000)
+        try store.write { contents in
+            guard var scratch = contents.sync.texts[object]?["text"] else { return }
+            let operation = try scratch.insert(paste, at: 3, by: agent)
+            let (changes, count) = contents.applyText([operation], object: object, attribute: "text") { TextSequence() }
+            let old = contents.graph.objects[object]?.attributes["text"]?.stringValue ?? ""
+            contents.graph.objects[object]?.attributes["text"] = TextChange.applying(changes, to: old, count: count).map(AttributeValue.string)
+        }
+        func rows() throws -> Int {
+            let queue = try DatabaseQueue(path: folder.appending("store.sqlite").path)
+            defer { try? queue.close() }
+            return try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM text_operations") ?? 0 }
+        }
+        #expect(try rows() == 0)
+        try fill(store, saves: 1, start: 2)
+        #expect(try rows() == 1)
+        let written = try store.read()
+        store.close()
+        let reopened = try Backend.sqliteWAL.open(folder, create: false)
+        defer { reopened.close() }
+        let contents = try reopened.read()
+        #expect(contents == written)
+        #expect(contents.sync.texts[object]?["text"]?.text.contains(paste) == true)
+    }
+
     /// A damaged row of appended operations is reported, naming it, not a crash.
     @Test func aDamagedOperationsRowIsCorrupt() throws {
         let folder = try TemporaryDirectory("store")
