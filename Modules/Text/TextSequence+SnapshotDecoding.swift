@@ -88,6 +88,7 @@ extension TextSequence {
 
         let textOffset = reader.offset
         let byteCount = try reader.count(maximum: min(reader.remaining, visible * 4))
+        guard byteCount <= reader.remaining else { throw .truncated(offset: reader.offset) }
         guard byteCount >= visible else { throw .invalidText(offset: textOffset) }
         let text = reader.offset..<(reader.offset + byteCount)
         reader.offset += byteCount
