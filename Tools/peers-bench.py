@@ -15,6 +15,8 @@ quotes them).
   save.<size>.insert_and_update  one character inserted into a document of <size> characters
                               and the update to ship produced, µs (median)
   save.<size>.update_bytes    that update's size
+
+--text-only leaves out the save rows.
 """
 import gzip
 import json
@@ -226,7 +228,8 @@ def main(arguments):
     sizes = [10_000, 100_000, 1_000_000]
     paths = [a for a in arguments if not a.startswith("--")]
     row("peers.versions", "yrs+loro", f"pycrdt {version('pycrdt')}, loro {version('loro')}", "text")
-    saves(sizes, 50)
+    if "--text-only" not in arguments:
+        saves(sizes, 50)
     traces(paths)
 
 

@@ -1,161 +1,161 @@
-/// One run of a compacted state: consecutive scalars of one agent with their origins.
-struct SnapshotRun: Equatable {
-    var agent: UInt32
-    var counter: UInt64
-    var originLeft: LocalID
-    var originRight: LocalID
-    var deleted: Bool
-    var scalars: [Unicode.Scalar]
-}
-
+/// Snapshot format 2: the state as bytes, the text of deleted scalars left out.
+///
+/// ```
+/// "MDTX" 2
+/// agent count, agents (16 bytes each), each agent's next counter (varints)
+/// run count, runs in text order, each:
+///   header byte: bits 0-1 left origin (0 none, 1 the previous run's last id, 2 agent and
+///                counter, 3 counter of this run's agent); bits 2-4 right origin (0 none,
+///                1 the next run's first id, 2 the previous run's right origin, 3 agent and
+///                counter, 4 counter of this run's agent); bit 5 deleted; bit 6 the previous
+///                run's agent; bit 7 the counter follows the last run of its agent read so far
+///   [agent index] [counter: zigzag delta from the end of its agent's last run]
+///   [origins' counters: zigzag deltas from the run's counter]
+///   length in scalars
+/// visible text: UTF-8 byte count, the visible runs' scalars in text order
+/// pending operation count, pending operations (TextOperation encoding)
+/// ```
+///
+/// Deleted runs keep their ids, origins and lengths, which is all a merge needs; their scalars
+/// decode as U+FFFD, never shown since they are deleted (history keeps its own copy of what a
+/// save removed: ``Storage/TextSave``).
 extension TextSequence {
-    private static let magic: [UInt8] = Array("MDTX".utf8)
-    private static let formatVersion: UInt8 = 1
+    static let snapshotMagic: [UInt8] = Array("MDTX".utf8)
     /// The most agents and runs a state may hold when read from bytes.
     static let maximumAgents = 1 << 20
+    /// The most scalars, deleted ones included, a state read from bytes may hold: deleted runs
+    /// carry no text, so their lengths are bounded here rather than by the bytes.
+    public static let maximumDecodedScalars = 1 << 26
+    /// What a deleted scalar read from a format 2 snapshot holds instead of its text.
+    public static let deletedPlaceholder: Unicode.Scalar = "\u{FFFD}"
 
-    /// The items in text order with adjacent runs that continue each other merged, agents as
-    /// `Agent`s (for comparing states whose interning differs); tombstones have no scalars.
-    func snapshotRuns() -> [TextInsertion] {
-        compactedRuns().map { run in
-            TextInsertion(
-                id: TextID(agent: agents[Int(run.agent)], counter: run.counter), originLeft: textID(run.originLeft),
-                originRight: textID(run.originRight), scalars: run.deleted ? [] : run.scalars)
-        }
+    /// One run of a snapshot, without its text.
+    struct CompactRun {
+        var agent: UInt32
+        var counter: UInt64
+        var length: Int
+        var originLeft: LocalID
+        var originRight: LocalID
+        var deleted: Bool
+
+        var last: LocalID { LocalID(agent: agent, counter: counter &+ UInt64(length) &- 1) }
     }
 
-    /// The items in text order, merged where one continues the previous one.
-    func compactedRuns() -> [SnapshotRun] {
-        var result: [SnapshotRun] = []
+    /// The whole state as bytes (snapshot format 2): ids, origins and lengths of every run,
+    /// tombstones included, the visible text, and pending operations, with runs merged where
+    /// they continue each other: a baseline another replica can start from.
+    public var encoded: [UInt8] {
+        var runs: [CompactRun] = []
+        var text: [UInt8] = []
+        text.reserveCapacity(list.visibleCount)
         for orderIndex in list.order.indices {
             for item in list.leaves[Int(list.order[orderIndex])].items {
-                let scalars = list.content[item.slot..<(item.slot + Int(item.length))]
-                if let last = result.last, last.agent == item.agent, !last.scalars.isEmpty,
-                   last.counter &+ UInt64(last.scalars.count) == item.counter,
-                   item.originLeft == LocalID(agent: item.agent, counter: item.counter &- 1),
-                   last.originRight == item.originRight, last.deleted == item.deleted,
-                   last.scalars.count + Int(item.length) <= TextOperation.maximumRunLength {
-                    result[result.count - 1].scalars.append(contentsOf: scalars)
+                if !item.deleted {
+                    for scalar in list.content[item.slot..<(item.slot + Int(item.length))] {
+                        if scalar.value < 0x80 {
+                            text.append(UInt8(truncatingIfNeeded: scalar.value))
+                        } else {
+                            UTF8.encode(scalar) { text.append($0) }
+                        }
+                    }
+                }
+                if let last = runs.last, last.agent == item.agent, last.counter &+ UInt64(last.length) == item.counter,
+                   item.originLeft == last.last, last.originRight == item.originRight, last.deleted == item.deleted,
+                   last.length + Int(item.length) <= TextOperation.maximumRunLength {
+                    runs[runs.count - 1].length += Int(item.length)
                 } else {
-                    result.append(SnapshotRun(
-                        agent: item.agent, counter: item.counter, originLeft: item.originLeft,
-                        originRight: item.originRight, deleted: item.deleted, scalars: Array(scalars)))
+                    runs.append(CompactRun(
+                        agent: item.agent, counter: item.counter, length: Int(item.length), originLeft: item.originLeft,
+                        originRight: item.originRight, deleted: item.deleted))
                 }
             }
         }
-        return result
-    }
-
-    /// The whole state as bytes, tombstones and pending operations included, with runs merged
-    /// where they continue each other: a baseline another replica can start from.
-    public var encoded: [UInt8] {
         var writer = ByteWriter()
-        writer.bytes.append(contentsOf: Self.magic)
-        writer.byte(Self.formatVersion)
+        writer.bytes.reserveCapacity(text.count + runs.count * 6 + agents.count * 20 + 16)
+        writer.raw(Self.snapshotMagic)
+        writer.byte(2)
         writer.varint(agents.count)
         for agent in agents { writer.agent(agent) }
         for counter in nextCounter { writer.varint(counter) }
-        let runs = compactedRuns()
         writer.varint(runs.count)
-        for run in runs {
-            writer.varint(UInt64(run.agent))
-            writer.varint(run.counter)
-            let flags = (run.originLeft.isNone ? 0 : 1) | (run.originRight.isNone ? 0 : 2) | (run.deleted ? 4 : 0)
-            writer.byte(UInt8(flags))
-            for origin in [run.originLeft, run.originRight] where !origin.isNone {
-                writer.varint(UInt64(origin.agent))
-                writer.varint(origin.counter)
+        var lastEnd = [UInt64](repeating: 0, count: agents.count)
+        for index in runs.indices {
+            let run = runs[index]
+            let previous = index > 0 ? runs[index - 1] : nil
+            let next = index + 1 < runs.count ? runs[index + 1] : nil
+            var header: UInt8 = run.deleted ? 0x20 : 0
+            var left: LocalID?
+            if run.originLeft.isNone {
+            } else if let previous, run.originLeft == previous.last {
+                header |= 1
+            } else if run.originLeft.agent == run.agent {
+                header |= 3
+                left = run.originLeft
+            } else {
+                header |= 2
+                left = run.originLeft
             }
-            writer.scalars(run.scalars)
+            var right: LocalID?
+            if run.originRight.isNone {
+            } else if let next, run.originRight == LocalID(agent: next.agent, counter: next.counter) {
+                header |= 1 << 2
+            } else if let previous, run.originRight == previous.originRight {
+                header |= 2 << 2
+            } else if run.originRight.agent == run.agent {
+                header |= 4 << 2
+                right = run.originRight
+            } else {
+                header |= 3 << 2
+                right = run.originRight
+            }
+            let sameAgent = previous?.agent == run.agent
+            if sameAgent { header |= 0x40 }
+            let continues = lastEnd[Int(run.agent)] == run.counter
+            if continues { header |= 0x80 }
+            writer.byte(header)
+            if !sameAgent { writer.varint(UInt64(run.agent)) }
+            if !continues { writer.varint(Self.zigzag(run.counter, from: lastEnd[Int(run.agent)])) }
+            if let left { Self.write(origin: left, of: run, to: &writer) }
+            if let right { Self.write(origin: right, of: run, to: &writer) }
+            writer.varint(run.length)
+            lastEnd[Int(run.agent)] = run.counter &+ UInt64(run.length)
         }
+        writer.varint(text.count)
+        writer.raw(text)
         writer.varint(pending.count)
         for operation in pending { operation.write(to: &writer) }
         return writer.bytes
     }
 
-    /// Reads a state written by `encoded`.
+    private static func write(origin: LocalID, of run: CompactRun, to writer: inout ByteWriter) {
+        if origin.agent != run.agent { writer.varint(UInt64(origin.agent)) }
+        writer.varint(zigzag(origin.counter, from: run.counter))
+    }
+
+    /// `value - base` as a zigzag varint payload (wrapping: the reader undoes it exactly).
+    static func zigzag(_ value: UInt64, from base: UInt64) -> UInt64 {
+        let delta = Int64(bitPattern: value &- base)
+        return UInt64(bitPattern: (delta << 1) ^ (delta >> 63))
+    }
+
+    static func unzigzag(_ encoded: UInt64, from base: UInt64) -> UInt64 {
+        let delta = Int64(bitPattern: encoded >> 1) ^ -Int64(bitPattern: encoded & 1)
+        return base &+ UInt64(bitPattern: delta)
+    }
+
+    /// Reads a state written by `encoded`, of snapshot format 2 or 1.
     ///
     /// - Throws: `TextDecodingError` for bytes that are truncated, oversized or malformed, and
     ///   `.inconsistentState` for a state that contradicts itself (an id twice, an origin that is
     ///   not in it, an agent index out of range).
     public init(decoding bytes: [UInt8]) throws(TextDecodingError) {
         var reader = ByteReader(bytes)
-        guard reader.remaining >= 5, Array(bytes[0..<4]) == Self.magic, bytes[4] == Self.formatVersion else {
-            throw .notATextState
-        }
+        guard bytes.count >= 5, bytes[0..<4].elementsEqual(Self.snapshotMagic) else { throw .notATextState }
         reader.offset = 5
-        self.init()
-        let agentCount = try reader.count(maximum: min(Self.maximumAgents, reader.remaining / 16))
-        for _ in 0..<agentCount {
-            let agent = try reader.agent()
-            guard agentNumbers[agent] == nil else { throw .inconsistentState("agent \(agent) listed twice") }
-            _ = intern(agent)
+        switch bytes[4] {
+        case 1: try self.init(decodingFormat1: &reader)
+        case 2: try self.init(decodingFormat2: &reader)
+        default: throw .notATextState
         }
-        for index in 0..<agentCount { nextCounter[index] = try reader.varint() }
-
-        // Each run takes at least 5 bytes.
-        let runCount = try reader.count(maximum: reader.remaining / 5)
-        var runsByAgent = [[SlotRun]](repeating: [], count: agentCount)
-        var leaf = 0
-        func agentIndex(_ reader: inout ByteReader) throws(TextDecodingError) -> UInt32 {
-            let offset = reader.offset
-            let value = try reader.varint()
-            guard value < UInt64(agentCount) else { throw .inconsistentState("agent index \(value) at \(offset)") }
-            return UInt32(value)
-        }
-        for _ in 0..<runCount {
-            let agent = try agentIndex(&reader)
-            let counter = try reader.varint()
-            let flagsOffset = reader.offset
-            let flags = try reader.byte()
-            guard flags & ~7 == 0 else { throw .unknownTag(offset: flagsOffset, tag: flags) }
-            var origins = [LocalID.none, LocalID.none]
-            for side in 0..<2 where flags & (1 << side) != 0 {
-                origins[side] = LocalID(agent: try agentIndex(&reader), counter: try reader.varint())
-            }
-            let scalars = try reader.scalars(maximum: min(TextOperation.maximumRunLength, Int(Int32.max) - list.content.count))
-            guard !scalars.isEmpty else { throw .inconsistentState("an empty run") }
-            let (end, overflow) = counter.addingReportingOverflow(UInt64(scalars.count))
-            guard !overflow else { throw .inconsistentState("a run past the last counter") }
-            if list.leaves[leaf].items.count >= ItemList.maximumLeafItems * 3 / 4 {
-                leaf = list.leaves.count
-                list.leaves.append(Leaf())
-                list.order.append(Int32(leaf))
-                list.orderOf.append(Int32(leaf))
-            }
-            let item = Item(
-                agent: agent, length: UInt32(scalars.count), counter: counter, slot: list.content.count,
-                originLeft: origins[0], originRight: origins[1], deleted: flags & 4 != 0)
-            list.leaves[leaf].items.append(item)
-            list.leaves[leaf].visible += item.visibleLength
-            list.visibleCount += item.visibleLength
-            runsByAgent[Int(agent)].append(SlotRun(start: counter, length: UInt64(scalars.count), slot: item.slot))
-            list.content.append(contentsOf: scalars)
-            list.leafOfSlot.append(contentsOf: repeatElement(Int32(leaf), count: scalars.count))
-            noteCounters(agent: agent, end: end)
-        }
-        for agent in runsByAgent.indices {
-            runsByAgent[agent].sort { $0.start < $1.start }
-            for (previous, next) in zip(runsByAgent[agent], runsByAgent[agent].dropFirst()) where previous.end > next.start {
-                throw .inconsistentState("id \(agents[agent])@\(next.start) appears twice")
-            }
-        }
-        list.runs = runsByAgent
-        for orderIndex in list.order.indices {
-            for item in list.leaves[Int(list.order[orderIndex])].items {
-                for origin in [item.originLeft, item.originRight] where !origin.isNone && !list.contains(origin) {
-                    throw .inconsistentState("origin \(agents[Int(origin.agent)])@\(origin.counter) is missing")
-                }
-            }
-        }
-        let pendingCount = try reader.count(maximum: reader.remaining)
-        for _ in 0..<pendingCount {
-            let operation = try TextOperation.read(from: &reader)
-            if case .insert(let insertion) = operation {
-                noteCounters(agent: intern(insertion.id.agent), end: insertion.id.counter &+ UInt64(insertion.scalars.count))
-            }
-            pending.append(operation)
-        }
-        try reader.finish()
     }
 }

@@ -41,7 +41,8 @@ extension TextSequence {
     /// Operations that bring a replica at `version` up to this state: the inserts it lacks, in
     /// the order this state applied them (so each finds its origins), then one delete naming
     /// every tombstone (deletes have no ids of their own, so all are sent; applying them again
-    /// changes nothing).
+    /// changes nothing). A deleted insert read from a snapshot carries
+    /// ``TextSequence/deletedPlaceholder`` as its text: the delete after it hides it.
     public func operations(since version: TextVersion) -> [TextOperation] {
         var items: [Item] = []
         var tombstones: [TextIDRange] = []

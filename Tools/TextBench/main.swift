@@ -97,6 +97,9 @@ var rows: [Row] = []
     var snapshot: [UInt8] = []
     let encode = best { snapshot = final.encoded }
     let decode = try best { _ = try TextSequence(decoding: snapshot) }
+    guard try TextSequence(decoding: snapshot).text == trace.endContent else { throw BenchError.mismatch("\(name) decoded") }
+    let format1 = final.encodedFormat1
+    let decodeFormat1 = try best { _ = try TextSequence(decoding: format1) }
     let insertedScalars = patches.reduce(0) { $0 + $1.insert.count }
     let coalesced = TextOperation.coalesced(operations)
     var fromCoalesced = TextSequence()
@@ -111,9 +114,11 @@ var rows: [Row] = []
         Row(id: "\(id).operations.count", value: Double(operations.count), unit: "ops", note: "\(insertedScalars) scalars inserted"),
         Row(id: "\(id).operations.coalesced-count", value: Double(coalesced.count), unit: "ops", note: "consecutive runs folded"),
         Row(id: "\(id).operations.bytes", value: Double(operationBytes), unit: "B", note: "all operations encoded"),
-        Row(id: "\(id).snapshot.bytes", value: Double(snapshot.count), unit: "B", note: "state encoded, tombstones included"),
+        Row(id: "\(id).snapshot.bytes", value: Double(snapshot.count), unit: "B", note: "state encoded, tombstones without their text"),
         Row(id: "\(id).snapshot.encode-seconds", value: encode, unit: "s", note: ""),
         Row(id: "\(id).snapshot.decode-seconds", value: decode, unit: "s", note: ""),
+        Row(id: "\(id).snapshot-format1.bytes", value: Double(format1.count), unit: "B", note: "snapshot format 1: tombstones with their text"),
+        Row(id: "\(id).snapshot-format1.decode-seconds", value: decodeFormat1, unit: "s", note: ""),
     ]
 }
 
@@ -132,7 +137,14 @@ var rows: [Row] = []
         merged = text
     }
     guard merged.text == trace.endContent else { throw BenchError.mismatch("\(name) merged") }
+    var snapshot: [UInt8] = []
+    let encode = best { snapshot = merged.encoded }
+    let decode = try best { _ = try TextSequence(decoding: snapshot) }
+    guard try TextSequence(decoding: snapshot).text == trace.endContent else { throw BenchError.mismatch("\(name) decoded") }
     rows += [
+        Row(id: "\(id).snapshot.bytes", value: Double(snapshot.count), unit: "B", note: "merged state encoded, tombstones without their text"),
+        Row(id: "\(id).snapshot.encode-seconds", value: encode, unit: "s", note: ""),
+        Row(id: "\(id).snapshot.decode-seconds", value: decode, unit: "s", note: ""),
         Row(id: "\(id).merge.ns-per-event", value: merge / Double(events) * 1e9, unit: "ns",
             note: "\(operations.count) operations of \(events) events merged into a fresh replica"),
         Row(id: "\(id).merge.seconds", value: merge, unit: "s", note: ""),

@@ -1,0 +1,229 @@
+/// Reading snapshot format 2 (layout in TextSequence+Snapshot.swift) straight into the item
+/// list: one pass over the run headers, one over the visible text, no allocation per run or
+/// per scalar. Every count and length is checked before it is used.
+extension TextSequence {
+    /// Reads a state in snapshot format 2; `reader` is past the magic and the version byte.
+    init(decodingFormat2 reader: inout ByteReader) throws(TextDecodingError) {
+        self.init()
+        // An agent takes 16 bytes and its next counter at least one.
+        let agentCount = try reader.count(maximum: min(Self.maximumAgents, reader.remaining / 17))
+        agents.reserveCapacity(agentCount)
+        for _ in 0..<agentCount {
+            let agent = try reader.agent()
+            guard agentNumbers[agent] == nil else { throw .inconsistentState("agent \(agent) listed twice") }
+            _ = intern(agent)
+        }
+        for index in 0..<agentCount { nextCounter[index] = try reader.varint() }
+
+        // A run takes at least its header and its length.
+        let runCount = try reader.count(maximum: reader.remaining / 2)
+        var items: [Item] = []
+        items.reserveCapacity(runCount)
+        var lastEnd = [UInt64](repeating: 0, count: agentCount)
+        var rightIsNext = false
+        var explicitOrigins: [LocalID] = []
+        var total = 0
+        var visible = 0
+        func agentIndex(_ reader: inout ByteReader) throws(TextDecodingError) -> UInt32 {
+            let offset = reader.offset
+            let value = try reader.varint()
+            guard value < UInt64(agentCount) else { throw .inconsistentState("agent index \(value) at \(offset)") }
+            return UInt32(value)
+        }
+        for _ in 0..<runCount {
+            let headerOffset = reader.offset
+            let header = try reader.byte()
+            let leftKind = header & 3
+            let rightKind = (header >> 2) & 7
+            guard rightKind <= 4 else { throw .unknownTag(offset: headerOffset, tag: header) }
+            let previous = items.last
+            let agent: UInt32
+            if header & 0x40 != 0 {
+                guard let previous else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                agent = previous.agent
+            } else {
+                agent = try agentIndex(&reader)
+            }
+            let base = lastEnd[Int(agent)]
+            var counter = base
+            if header & 0x80 == 0 { counter = Self.unzigzag(try reader.varint(), from: base) }
+            if rightIsNext { items[items.count - 1].originRight = LocalID(agent: agent, counter: counter) }
+            var left = LocalID.none
+            switch leftKind {
+            case 1:
+                guard let previous else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                left = previous.id(at: Int(previous.length) - 1)
+            case 2: left = LocalID(agent: try agentIndex(&reader), counter: Self.unzigzag(try reader.varint(), from: counter))
+            case 3: left = LocalID(agent: agent, counter: Self.unzigzag(try reader.varint(), from: counter))
+            default: break
+            }
+            var right = LocalID.none
+            rightIsNext = rightKind == 1
+            switch rightKind {
+            case 2:
+                guard let last = items.last else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                right = last.originRight
+            case 3: right = LocalID(agent: try agentIndex(&reader), counter: Self.unzigzag(try reader.varint(), from: counter))
+            case 4: right = LocalID(agent: agent, counter: Self.unzigzag(try reader.varint(), from: counter))
+            default: break
+            }
+            if leftKind >= 2 { explicitOrigins.append(left) }
+            if rightKind >= 3 { explicitOrigins.append(right) }
+            let lengthOffset = reader.offset
+            let length = try reader.count(maximum: TextOperation.maximumRunLength)
+            guard length > 0 else { throw .inconsistentState("an empty run (at \(lengthOffset))") }
+            let (end, overflow) = counter.addingReportingOverflow(UInt64(length))
+            guard !overflow else { throw .inconsistentState("a run past the last counter (at \(lengthOffset))") }
+            guard length <= Self.maximumDecodedScalars - total else { throw .tooLarge(offset: lengthOffset, value: UInt64(length)) }
+            let deleted = header & 0x20 != 0
+            items.append(Item(
+                agent: agent, length: UInt32(length), counter: counter, slot: total, originLeft: left, originRight: right,
+                deleted: deleted))
+            total += length
+            if !deleted { visible += length }
+            lastEnd[Int(agent)] = end
+            noteCounters(agent: agent, end: end)
+        }
+        guard !rightIsNext else { throw .inconsistentState("the last run names a next one") }
+
+        let textOffset = reader.offset
+        let byteCount = try reader.count(maximum: min(reader.remaining, visible * 4))
+        guard byteCount <= reader.remaining else { throw .truncated(offset: reader.offset) }
+        guard byteCount >= visible else { throw .invalidText(offset: textOffset) }
+        let text = reader.offset..<(reader.offset + byteCount)
+        reader.offset += byteCount
+        list.content = try Self.scalars(of: items, text: reader.bytes, range: text, total: total)
+
+        try buildList(from: items, agentCount: agentCount)
+        for origin in explicitOrigins where !list.contains(origin) {
+            throw .inconsistentState("origin \(agents[Int(origin.agent)])@\(origin.counter) is missing")
+        }
+        let pendingCount = try reader.count(maximum: reader.remaining)
+        for _ in 0..<pendingCount {
+            let operation = try TextOperation.read(from: &reader)
+            do throws(TextError) { try operation.validate() } catch { throw .invalidOperation(error) }
+            if case .insert(let insertion) = operation {
+                noteCounters(agent: intern(insertion.id.agent), end: insertion.id.counter &+ UInt64(insertion.scalars.count))
+            }
+            pending.append(operation)
+        }
+        try reader.finish()
+    }
+
+    /// Every slot's scalar: the visible runs' from `text` (UTF-8, exactly as many scalars as
+    /// they hold), the placeholder for deleted ones.
+    private static func scalars(of items: [Item], text bytes: [UInt8], range: Range<Int>, total: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
+        var failure: Int?
+        let placeholder = deletedPlaceholder
+        let content = [Unicode.Scalar](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var slot = 0
+            defer { initialized = slot }
+            bytes.withUnsafeBufferPointer { utf8 in
+                var position = range.lowerBound
+                let end = range.upperBound
+                for item in items {
+                    let stop = slot + Int(item.length)
+                    if item.deleted {
+                        while slot < stop {
+                            buffer.initializeElement(at: slot, to: placeholder)
+                            slot += 1
+                        }
+                        continue
+                    }
+                    while slot < stop {
+                        guard position < end else {
+                            failure = position
+                            return
+                        }
+                        let lead = utf8[position]
+                        if lead < 0x80 {
+                            buffer.initializeElement(at: slot, to: Unicode.Scalar(lead))
+                            position += 1
+                        } else {
+                            guard let (scalar, width) = decodeMultibyte(utf8, at: position, end: end) else {
+                                failure = position
+                                return
+                            }
+                            buffer.initializeElement(at: slot, to: scalar)
+                            position += width
+                        }
+                        slot += 1
+                    }
+                }
+                if position != end { failure = position }
+            }
+        }
+        if let failure { throw .invalidText(offset: failure) }
+        return content
+    }
+
+    /// The scalar of 2 to 4 bytes at `position` and its width; nil for anything that is not
+    /// the shortest UTF-8 of a scalar.
+    private static func decodeMultibyte(_ utf8: UnsafeBufferPointer<UInt8>, at position: Int, end: Int) -> (Unicode.Scalar, Int)? {
+        let lead = utf8[position]
+        let width: Int
+        var value: UInt32
+        switch lead {
+        case 0xC2...0xDF: width = 2; value = UInt32(lead & 0x1F)
+        case 0xE0...0xEF: width = 3; value = UInt32(lead & 0x0F)
+        case 0xF0...0xF4: width = 4; value = UInt32(lead & 0x07)
+        default: return nil
+        }
+        guard end - position >= width else { return nil }
+        for index in 1..<width {
+            let byte = utf8[position + index]
+            guard byte & 0xC0 == 0x80 else { return nil }
+            value = value << 6 | UInt32(byte & 0x3F)
+        }
+        let shortest: UInt32 = width == 2 ? 0x80 : width == 3 ? 0x800 : 0x10000
+        guard value >= shortest, let scalar = Unicode.Scalar(value) else { return nil }
+        return (scalar, width)
+    }
+
+    /// Fills the leaves (three quarters full, so the first edits do not split them), the slot →
+    /// leaf index and the id → slot runs from `items` in text order, whose slots are consecutive.
+    private mutating func buildList(from items: [Item], agentCount: Int) throws(TextDecodingError) {
+        let perLeaf = ItemList.maximumLeafItems * 3 / 4
+        var leaves: [Leaf] = []
+        leaves.reserveCapacity(items.count / perLeaf + 1)
+        var leafOfSlot: [Int32] = []
+        leafOfSlot.reserveCapacity(list.content.count)
+        var runs = [[SlotRun]](repeating: [], count: agentCount)
+        var sorted = [Bool](repeating: true, count: agentCount)
+        var visibleCount = 0
+        var start = 0
+        repeat {
+            let chunk = items[start..<min(items.count, start + perLeaf)]
+            var leaf = Leaf(items: Array(chunk), visible: 0)
+            let number = Int32(leaves.count)
+            for item in chunk {
+                leaf.visible += item.visibleLength
+                leafOfSlot.append(contentsOf: repeatElement(number, count: Int(item.length)))
+                let agent = Int(item.agent)
+                if let last = runs[agent].last {
+                    if item.counter == last.end, item.slot == last.slot + Int(last.length) {
+                        runs[agent][runs[agent].count - 1].length += UInt64(item.length)
+                        continue
+                    }
+                    if item.counter < last.end { sorted[agent] = false }
+                }
+                runs[agent].append(SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
+            }
+            visibleCount += leaf.visible
+            leaves.append(leaf)
+            start += perLeaf
+        } while start < items.count
+        for agent in runs.indices where !sorted[agent] {
+            runs[agent].sort { $0.start < $1.start }
+            for (previous, next) in zip(runs[agent], runs[agent].dropFirst()) where previous.end > next.start {
+                throw .inconsistentState("id \(agents[agent])@\(next.start) appears twice")
+            }
+        }
+        list.leaves = leaves
+        list.order = (0..<Int32(leaves.count)).map { $0 }
+        list.orderOf = list.order
+        list.leafOfSlot = leafOfSlot
+        list.runs = runs
+        list.visibleCount = visibleCount
+    }
+}
