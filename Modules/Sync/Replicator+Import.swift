@@ -179,7 +179,8 @@ extension Replicator {
     /// for another device's log. What it imports is exactly what ``importPending(_:into:)`` would
     /// import first, so the two can follow each other in any order.
     ///
-    /// Returns the report with the store's contents before (without its texts' sequences) and
+    /// Returns the report with the store's contents before (without its texts' sequences and its
+    /// history) and
     /// after the import (read in its transaction: the caller needs no read of its own).
     public func importArrived(
         _ document: DocumentID, logs arrived: [DeviceID: Set<UInt64>], into store: any DocumentStore
@@ -217,9 +218,11 @@ extension Replicator {
             return (ImportReport(), contents, contents)
         }
         let outcome = try store.write(durable: false) { contents -> (ChangeSummary, StoreContents, StoreContents)? in
-            // Without its texts, which the logs change in place.
+            // Without its texts, which the logs change in place, and its history, to which
+            // they add (a copy held here would make the first addition copy every entry).
             var before = contents
             before.sync.texts = [:]
+            before.sync.history = []
             // Another process may have applied some meanwhile, or a log waits for another
             // device's: the full import sorts that out, and nothing is changed here then.
             var willHave = contents.sync.applied
