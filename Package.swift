@@ -110,7 +110,7 @@ let package = Package(
             dependencies: ["Engine", "Sync", "Storage", "Settings", "Model", "FileIO", argumentParser, logging],
             path: "Tools/Bench"),
         .executableTarget(name: "multidoc-text-bench", dependencies: ["Text"], path: "Tools/TextBench"),
-        .executableTarget(name: "multidoc-trace", dependencies: ["Engine", "Text", argumentParser], path: "Tools/Trace"),
+        .executableTarget(name: "multidoc-trace", dependencies: ["CMalloc", "Engine", "Text", argumentParser], path: "Tools/Trace"),
 
         // MARK: - Tests
 

@@ -277,12 +277,25 @@ extension DocumentLibrary {
     /// into it: peers never write there, so what changed it is this device's.
     func restampOwnLogs(_ id: DocumentID, container: Container) {
         guard var stamps = importedBeforeSave[id] else { return }
-        guard let index = stamps.devices.firstIndex(of: identity.id), let documents = container.documentsFolder() else {
+        guard let index = stamps.index(of: identity.id), let documents = container.documentsFolder() else {
             // A first log made this device's folder (and so changed `logs/`): listed again next time.
             importedBeforeSave[id] = nil
             return
         }
-        stamps.stamps[index + 2] = FileStamp(in: documents, id.description + "/logs/" + identity.id.description)
+        stamps.stamps[index] = FileStamp(in: documents, id.description + "/logs/" + identity.id.description)
+        importedBeforeSave[id] = stamps
+    }
+
+    /// The peers' log folders in ``importedBeforeSave`` stamped as ``Replicator/importArrived(_:logs:into:)``
+    /// found them, holding nothing after what it imported: the next save does not list the
+    /// document's folders again for them. A folder not stamped before (a new device) is left
+    /// to that listing.
+    func restampArrived(_ id: DocumentID, _ folderStamps: [DeviceID: FileStamp]) {
+        guard var stamps = importedBeforeSave[id], !folderStamps.isEmpty else { return }
+        for (device, stamp) in folderStamps {
+            guard let index = stamps.index(of: device) else { return }
+            stamps.stamps[index] = stamp
+        }
         importedBeforeSave[id] = stamps
     }
 

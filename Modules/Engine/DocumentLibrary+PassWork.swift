@@ -197,6 +197,7 @@ extension DocumentLibrary {
             await closeIfThePassOpened(id)
             return true
         }
+        restampArrived(id, outcome.report.arrivedFolderStamps)
         // What the container holds of the document was not looked at: the next pass that
         // comes by looks again.
         catalog.setQuiet(id, nil)

@@ -207,12 +207,16 @@ public enum TraceReplay {
             stack += trace.transactions[next].parents
         }
         guard !through.isEmpty else { return }
+        // What arrived, as the target's watcher would tell it: the pass imports just those logs
+        // when they continue what the target applied, without listing the document's folders.
+        var arrived: [DeviceID: Set<UInt64>] = [:]
         for (source, sequence) in through {
             let after = carried[source][target]
             try devices[source].container.carry(document, device: devices[source].id, after: after, through: sequence, to: devices[target].container)
+            if sequence > after { arrived[devices[source].id] = Set((after + 1)...sequence) }
             carried[source][target] = max(after, sequence)
         }
-        await devices[target].library.sync(documents: [document])
+        await devices[target].library.sync(documents: [document], arrivals: arrived.isEmpty ? [:] : [document: arrived])
     }
 
     static func ownSequence(_ device: Device, _ document: DocumentID) async throws -> UInt64 {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FileIO
 import Foundation
 import Model
@@ -10,6 +13,7 @@ extension Container {
     /// order a trace's causal history says.
     /// - Throws: ``SyncError`` naming the file that could not be read or written.
     /// `after`: the logs up to it were carried before (only later ones are looked at).
+    /// Carried files are not synced (the replay's, not a device's: see `copy`).
     public func carry(_ document: DocumentID, device: DeviceID, after carried: UInt64 = 0, through sequence: UInt64, to other: Container) throws(SyncError) {
         // Only a device that created the document has an info file.
         if carried == 0 { try copy(infoURL(document, device: device), to: other.infoURL(document, device: device), other: other, optional: true) }
@@ -27,13 +31,20 @@ extension Container {
         }
     }
 
+    /// A hard link where it can be (the file is written once, so both names hold the same
+    /// bytes for good), a copy elsewhere. Neither is synced: what a device's saves rest on is
+    /// its own log, made durable when it was written; a carried file is the replay's stand-in
+    /// for a replication engine's copy, and a new inode and two syncs per log were most of
+    /// what a replay spent carrying.
     private func copy(_ source: URL, to destination: URL, other: Container, optional: Bool) throws(SyncError) {
         if FileManager.default.fileExists(atPath: destination.path) { return }
         if optional, !FileManager.default.fileExists(atPath: source.path) { return }
         do {
-            let data = try readFile(source, limit: Self.maximumBaselineSize)
             try AtomicFile.makeDirectory(destination.deletingLastPathComponent(), below: other.root)
-            _ = try AtomicFile.writeOnce(data, to: destination)
+            if link(source.path, destination.path) != 0 {
+                let data = try readFile(source, limit: Self.maximumBaselineSize)
+                if !FileManager.default.fileExists(atPath: destination.path) { try AtomicFile.write(data, to: destination, durability: .none) }
+            }
         } catch {
             throw SyncError(.writeFailed, path: destination.path, detail: "could not carry \(source.path): \(error)")
         }

@@ -41,8 +41,8 @@ extension Container {
         return !infos.isEmpty && infos.allSatisfy { info in info.container.map { !inForce.contains($0) } ?? false }
     }
 
-    /// Stamps of a document's folders (`logs/`, `baselines/`, each `logs/<device>/` in the
-    /// order of `devices`). Files in the container are written once and renamed into place, so
+    /// Stamps of a document's folders (`logs/`, `baselines/`, the document's own folder, then
+    /// each `logs/<device>/` in the order of `devices`). Files in the container are written once and renamed into place, so
     /// a new, removed or renamed file changes one of them: equal stamps mean nothing arrived.
     public struct ChangeStamps: Sendable, Equatable {
         public var stamps: [FileStamp]
@@ -52,6 +52,17 @@ extension Container {
         public init(stamps: [FileStamp], devices: [DeviceID]) {
             self.stamps = stamps
             self.devices = devices
+        }
+
+        /// How many stamps come before the device folders' (`logs/`, `baselines/`, the
+        /// document's folder).
+        public static let folderStamps = 3
+
+        /// Where the stamp of `device`'s log folder is in ``stamps``, or nil when it has none.
+        public func index(of device: DeviceID) -> Int? {
+            guard let position = devices.firstIndex(of: device) else { return nil }
+            let index = Self.folderStamps + position
+            return index < stamps.count ? index : nil
         }
     }
 

@@ -53,6 +53,22 @@ public enum Merge {
     /// last-writer-wins decided between writes that had not seen each other (``Model/Conflict``).
     @discardableResult
     public static func apply(_ log: TransactionLog, to contents: inout StoreContents) -> ChangeSummary {
+        apply(log, to: &contents, textsApplied: [:])
+    }
+
+    /// What a save's own edits did to one of its texts, applied as they were made
+    /// (``Replicator``'s stage): the log's operations of that text are not applied again.
+    struct AppliedText {
+        /// What they changed in the visible text, in order.
+        var changes: [TextChange]
+        /// The text's length before the first of them.
+        var countBefore: Int
+    }
+
+    /// ``apply(_:to:)`` of a log some of whose texts' operations are already in `contents`
+    /// (`textsApplied`, per text): their history entries and visible texts come from what
+    /// those operations changed, and the rest of the log applies as any other.
+    static func apply(_ log: TransactionLog, to contents: inout StoreContents, textsApplied: [TextJournal.Key: AppliedText]) -> ChangeSummary {
         var summary = ChangeSummary()
         let before = contents.sync.applied
         var textChanges = TextChanges()
@@ -60,7 +76,7 @@ public enum Merge {
             recordHistory(textChanges, device: log.device, deviceName: log.deviceName, sequence: log.sequence, committedAt: log.committedAt, in: &contents)
         }
         for change in log.changes {
-            apply(change, stamp: log.stamp, to: &contents, summary: &summary, textChanges: &textChanges) { current in
+            apply(change, stamp: log.stamp, to: &contents, summary: &summary, textChanges: &textChanges, textsApplied: textsApplied) { current in
                 // Concurrent when the writer of the older stamp had not seen the newer one's
                 // write: a log stamped below the current value never saw it (the clocks order
                 // every write after what its writer saw); one stamped above saw it only if its
@@ -91,7 +107,8 @@ public enum Merge {
     /// whole text read again from the sequence.
     static func apply(
         _ change: LoggedChange, stamp: Stamp, to contents: inout StoreContents, summary: inout ChangeSummary,
-        textChanges: inout TextChanges, splices: Bool = true, concurrent: (Stamp) -> Bool = { _ in false }
+        textChanges: inout TextChanges, splices: Bool = true, textsApplied: [TextJournal.Key: AppliedText] = [:],
+        concurrent: (Stamp) -> Bool = { _ in false }
     ) {
         let id = change.id
         switch change.op {
@@ -143,8 +160,10 @@ public enum Merge {
                 // past its limits) is left out rather than stopping the import. Applied in
                 // place, and noted for the store, which appends them.
                 let hadSequence = contents.sync.texts[id]?[name] != nil
-                let (made, countBefore) = contents.applyText(operations, object: id, attribute: name) { seeded(from: record.attributes[name]) }
-                textChanges.add(made, to: TextJournal.Key(object: id, attribute: name))
+                let key = TextJournal.Key(object: id, attribute: name)
+                let (made, countBefore) = textsApplied[key].map { ($0.changes, $0.countBefore) }
+                    ?? contents.applyText(operations, object: id, attribute: name) { seeded(from: record.attributes[name]) }
+                textChanges.add(made, to: key)
                 if stamps[name].map({ $0 < stamp }) ?? true { stamps[name] = stamp }
                 var text: AttributeValue?
                 if splices || !hadSequence, case .string(let old)? = record.attributes[name], consistent(old, count: countBefore) {

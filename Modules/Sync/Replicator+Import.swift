@@ -172,13 +172,15 @@ extension Replicator {
     /// Imports logs a watcher saw arrive, without listing the document's folders: each device's
     /// arrived logs that continue its applied sequence, read and applied in one transaction
     /// (not synced, as ``importPending(_:into:)``'s). Nil when that is not the whole story and
-    /// the caller must run ``importPending(_:into:)``: the store has applied nothing yet (a first
+    /// the caller must run ``importPending(_:into:)``: more arrived than one import transaction
+    /// takes (``importBatchSize`` logs, ``importBatchChanges`` changes), the store has applied nothing yet (a first
     /// import builds from baselines), an arrived log does not continue its device's sequence (a
     /// gap, reported there), a log cannot be read or checked (quarantined there), or it waits
     /// for another device's log. What it imports is exactly what ``importPending(_:into:)`` would
     /// import first, so the two can follow each other in any order.
     ///
-    /// Returns the report with the store's contents before (without its texts' sequences) and
+    /// Returns the report with the store's contents before (without its texts' sequences and its
+    /// history) and
     /// after the import (read in its transaction: the caller needs no read of its own).
     public func importArrived(
         _ document: DocumentID, logs arrived: [DeviceID: Set<UInt64>], into store: any DocumentStore
@@ -188,15 +190,23 @@ extension Replicator {
         let applied = try store.read().sync.applied
         guard !applied.isEmpty else { return nil }
         var logs: [TransactionLog] = []
+        var changesRead = 0
+        var folderStamps: [DeviceID: FileStamp] = [:]
+        let documents = container.documentsFolder()
         for (origin, sequences) in arrived.sorted(by: { $0.key < $1.key }) where origin != device.id {
             var next = (applied[origin] ?? 0) + 1
             // Arrived logs already applied (another process, or a pass, took them) need nothing.
             guard sequences.contains(where: { $0 >= next }) else { continue }
             guard sequences.contains(next) else { return nil }
+            // Before the look for a later log below: a log landing after it changes the stamp.
+            if let documents { folderStamps[origin] = FileStamp(in: documents, document.description + "/logs/" + origin.description) }
             while sequences.contains(next) {
                 guard let log = try? container.readLog(document, device: origin, sequence: next, refusing: refusedContainers)
                 else { return nil }
                 logs.append(log)
+                // A backlog is the whole import's, which bounds what one transaction holds.
+                changesRead += log.changes.reduce(0) { $0 + 1 + ($1.texts?.values.reduce(0) { $0 + $1.count } ?? 0) }
+                guard logs.count <= importBatchSize, changesRead <= Self.importBatchChanges else { return nil }
                 next += 1
             }
             // A later log already there (it waited behind a gap the arrival fills) is the whole
@@ -208,9 +218,11 @@ extension Replicator {
             return (ImportReport(), contents, contents)
         }
         let outcome = try store.write(durable: false) { contents -> (ChangeSummary, StoreContents, StoreContents)? in
-            // Without its texts, which the logs change in place.
+            // Without its texts, which the logs change in place, and its history, to which
+            // they add (a copy held here would make the first addition copy every entry).
             var before = contents
             before.sync.texts = [:]
+            before.sync.history = []
             // Another process may have applied some meanwhile, or a log waits for another
             // device's: the full import sorts that out, and nothing is changed here then.
             var willHave = contents.sync.applied
@@ -229,6 +241,7 @@ extension Replicator {
         var report = ImportReport()
         report.summary = summary
         report.imported = logs.map(ImportedLog.init)
+        report.arrivedFolderStamps = folderStamps
         return (report, before, after)
     }
 

@@ -91,6 +91,7 @@ extension Replicator {
         let edits = byValue.isEmpty ? edits : edits.filter { edit in !byValue.contains { $0.object == edit.object && $0.attribute == edit.attribute } }
         let written = TransactionLog.logged(changes, in: contents.graph)
         var logged = written
+        var textsApplied: [TextJournal.Key: Merge.AppliedText] = [:]
         let format = edits.isEmpty ? Self.format(format, writing: logged, in: contents) : LogFormat(version: max(2, format.version), container: format.container)
         if format.version >= 2 {
             var salt = FNV1a()
@@ -98,11 +99,15 @@ extension Replicator {
             salt.mix((contents.sync.applied[device.id] ?? 0) &+ 1)
             salt.mix(wall)
             logged = try textOperations(logged, by: Agent(device.id), salt: salt, in: contents)
-            logged = try textOperations(edits, adding: logged, by: Agent(device.id), salt: salt, in: contents)
+            if editsApplyInPlace(edits, logged: logged) {
+                (logged, textsApplied) = try applyEdits(edits, adding: logged, by: Agent(device.id), salt: salt, in: &contents)
+            } else {
+                logged = try textOperations(edits, adding: logged, by: Agent(device.id), salt: salt, in: contents)
+            }
         }
         let commit = try stage(
             logged: logged, document: document, device: device, format: format, keys: keys, wall: wall, committedAt: committedAt, ship: ship,
-            in: &contents)
+            textsApplied: textsApplied, in: &contents)
         if let problem = unapplied(written, in: contents) {
             throw SyncError(.saveRefused, path: document.description, detail: "\(problem), so nothing was saved")
         }
@@ -174,6 +179,18 @@ extension Replicator {
         logged: [LoggedChange], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
         committedAt: Date, ship: Bool, keeping earlier: Stamp? = nil, in contents: inout StoreContents
     ) throws -> LocalCommit {
+        try stage(
+            logged: logged, document: document, device: device, format: format, keys: keys, wall: wall, committedAt: committedAt, ship: ship,
+            keeping: earlier, textsApplied: [:], in: &contents)
+    }
+
+    /// ``stage(logged:document:device:format:keys:wall:committedAt:ship:keeping:in:)`` of a log
+    /// whose operations of some texts are already applied to `contents` (`textsApplied`).
+    static func stage(
+        logged: [LoggedChange], document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, wall: UInt64,
+        committedAt: Date, ship: Bool, keeping earlier: Stamp? = nil, textsApplied: [TextJournal.Key: Merge.AppliedText],
+        in contents: inout StoreContents
+    ) throws -> LocalCommit {
         let format = Self.format(format, writing: logged, in: contents)
         let stamp: Stamp
         if let earlier {
@@ -191,7 +208,7 @@ extension Replicator {
             format: format.version, document: document, device: device.id, sequence: sequence, stamp: stamp,
             committedAt: committedAt, deviceName: device.name, changes: logged)
         if format.version >= 2 { log.dependencies = contents.sync.applied.filter { $0.key != device.id && $0.value > 0 } }
-        let summary = Merge.apply(log, to: &contents)
+        let summary = Merge.apply(log, to: &contents, textsApplied: textsApplied)
         contents.sync.applied[device.id] = sequence
         // A device never writes a log its peers would refuse: checked before anything is
         // committed (the transaction rolls back with the throw).
@@ -293,39 +310,5 @@ extension Replicator {
     /// The operations that make `sequence`'s text `text` (one diff), without changing it.
     static func operations(to text: String, in sequence: TextSequence, by agent: Agent, hash: FNV1a) throws(TextError) -> [TextOperation] {
         try sequence.operations(to: text, by: agent, from: firstCounter(in: sequence, by: agent, hash: hash))
-    }
-
-    /// `logged` with the operations of `edits` added to the changes of their objects: each made
-    /// from its position in the text as the store holds it. Several edits of one text in a save
-    /// apply one after the other, on a working copy.
-    static func textOperations(_ edits: [TextEdit], adding logged: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: StoreContents) throws -> [LoggedChange] {
-        guard !edits.isEmpty else { return logged }
-        var logged = logged
-        var working: [TextJournal.Key: TextSequence] = [:]
-        for (index, edit) in edits.enumerated() {
-            guard let record = contents.graph.objects[edit.object] else { continue }
-            let key = TextJournal.Key(object: edit.object, attribute: edit.attribute)
-            let again = edits[(index + 1)...].contains { $0.object == edit.object && $0.attribute == edit.attribute }
-            // Taken out of `working`, so the edits after the first change the one working copy
-            // in place (a copy per edit would copy the whole state each time).
-            var stored = working.removeValue(forKey: key) ?? contents.sync.texts[edit.object]?[edit.attribute] ?? Merge.seeded(from: record.attributes[edit.attribute])
-            let (range, scalars) = try edit.resolved(count: stored.count)
-            var hash = salt
-            hash.mix(UInt64(range.lowerBound))
-            for scalar in scalars { hash.mix(UInt64(scalar.value)) }
-            let operations = try stored.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: stored, by: agent, hash: hash))
-            if again {
-                for operation in operations { try stored.apply(operation) }
-                working[key] = stored
-            }
-            guard !operations.isEmpty else { continue }
-            if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
-                logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
-                if logged[at].entity == nil { logged[at].entity = record.entity }
-            } else {
-                logged.append(LoggedChange(op: .update, id: edit.object, entity: record.entity, texts: [edit.attribute: operations]))
-            }
-        }
-        return logged
     }
 }

@@ -71,6 +71,11 @@ public struct ImportReport: Sendable {
     /// log is not in the container at all (`since`: when the waiting log arrived).
     public var dependencyWaits: [DependencyWait] = []
     public var progress = DownloadProgress(applied: 0, known: 0)
+    /// For an import of logs that arrived (``Replicator/importArrived(_:logs:into:)``): the
+    /// stamp of each of their devices' log folders, taken before it looked whether a later log
+    /// was there (none was). A device that trusted its folders before the import may trust
+    /// these, and not list them again before its next save.
+    public var arrivedFolderStamps: [DeviceID: FileStamp] = [:]
 
     /// Everything the container shows of the document is in: nothing quarantined, no gap,
     /// every log known applied.

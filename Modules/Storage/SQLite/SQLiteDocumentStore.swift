@@ -247,8 +247,13 @@ public final class SQLiteDocumentStore: DocumentStore {
                     let committedTexts = SQLiteSchema.revisions(after)
                     var before = after
                     before.sync.texts = [:]
+                    // The history by its entries' ids, for the same reason: `before` holding it
+                    // made each save's new entry copy every entry kept (thousands, each retained).
+                    let committedHistory = after.sync.history.map(\.id)
+                    before.sync.history = []
                     result = try body(&after)
-                    let (changed, appended) = try SQLiteSchema.save(from: before, committedTexts: committedTexts, to: after, in: db)
+                    let (changed, appended) = try SQLiteSchema.save(
+                        from: before, committedTexts: committedTexts, committedHistory: committedHistory, to: after, in: db)
                     after.textJournal = TextJournal()
                     guard changed else {
                         self.cache.withLock { $0 = (current, after) }

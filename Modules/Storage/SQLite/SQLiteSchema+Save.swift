@@ -34,8 +34,12 @@ extension SQLiteSchema {
     /// ``Text/TextSequence/revision``. A text whose revision moved has the operations of
     /// `after.textJournal` appended when they account for the whole change, and its whole state
     /// written otherwise (which drops its appended operations).
+    ///
+    /// The history is not compared either: `committedHistory` holds the ids of the entries
+    /// committed, in order (entries are added and dropped, never changed in place).
     static func save(
-        from before: StoreContents, committedTexts: [TextJournal.Key: UInt64], to after: StoreContents, in db: Database
+        from before: StoreContents, committedTexts: [TextJournal.Key: UInt64], committedHistory: [UInt64], to after: StoreContents,
+        in db: Database
     ) throws -> (changed: Bool, appendedRows: Int) {
         var changed = false
         var appendedRows = 0
@@ -112,15 +116,15 @@ extension SQLiteSchema {
             try db.cachedStatement(sql: "DELETE FROM texts WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
             try db.cachedStatement(sql: "DELETE FROM text_operations WHERE object_id = ? AND name = ?").execute(arguments: [key.object.rawValue, key.attribute])
         }
-        if before.sync.history != after.sync.history {
+        let history = Self.historyChanges(committed: committedHistory, now: after.sync.history)
+        if !history.added.isEmpty || !history.removed.isEmpty {
             changed = true
-            let old = Set(before.sync.history.map(\.id)), new = Set(after.sync.history.map(\.id))
             let encoder = JSONEncoder()
-            for entry in after.sync.history where !old.contains(entry.id) {
+            for entry in history.added {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO history (id, entry) VALUES (?, ?)")
                     .execute(arguments: [Int64(clamping: entry.id), try encoder.encode(entry)])
             }
-            for id in old.subtracting(new) {
+            for id in history.removed {
                 try db.cachedStatement(sql: "DELETE FROM history WHERE id = ?").execute(arguments: [Int64(clamping: id)])
             }
         }
@@ -147,5 +151,23 @@ extension SQLiteSchema {
             for (name, sequence) in texts { revisions[TextJournal.Key(object: id, attribute: name)] = sequence.revision }
         }
         return revisions
+    }
+
+    /// The history entries `history` holds that the committed ids do not, and the committed ids
+    /// it no longer holds. A save drops entries from the front and adds them at the end: seen
+    /// from the ends, with no set of every id; any other change is compared id by id.
+    static func historyChanges(committed: [UInt64], now history: [TextSave]) -> (added: ArraySlice<TextSave>, removed: [UInt64]) {
+        var firstAdded = history.endIndex
+        if let last = committed.last {
+            while firstAdded > history.startIndex, history[firstAdded - 1].id > last { firstAdded -= 1 }
+        } else {
+            firstAdded = history.startIndex
+        }
+        let kept = firstAdded - history.startIndex
+        if kept <= committed.count, history[..<firstAdded].lazy.map(\.id).elementsEqual(committed[(committed.count - kept)...]) {
+            return (history[firstAdded...], Array(committed[..<(committed.count - kept)]))
+        }
+        let old = Set(committed), new = Set(history.map(\.id))
+        return (ArraySlice(history.filter { !old.contains($0.id) }), committed.filter { !new.contains($0) })
     }
 }

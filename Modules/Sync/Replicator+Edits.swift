@@ -1,0 +1,104 @@
+import Foundation
+import Model
+import Storage
+import Text
+
+// A save's edits of texts at known places (``TextEdit``) made into operations: on the store's
+// own texts, applied once where they are made, or (when the save also touches those texts
+// another way) on working copies that ``Merge`` then applies.
+extension Replicator {
+    /// `logged` with the operations of `edits` added to the changes of their objects: each made
+    /// from its position in the text as the store holds it. Several edits of one text in a save
+    /// apply one after the other, on a working copy.
+    static func textOperations(_ edits: [TextEdit], adding logged: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: StoreContents) throws -> [LoggedChange] {
+        guard !edits.isEmpty else { return logged }
+        var logged = logged
+        var working: [TextJournal.Key: TextSequence] = [:]
+        for (index, edit) in edits.enumerated() {
+            guard let record = contents.graph.objects[edit.object] else { continue }
+            let key = TextJournal.Key(object: edit.object, attribute: edit.attribute)
+            let again = edits[(index + 1)...].contains { $0.object == edit.object && $0.attribute == edit.attribute }
+            // Taken out of `working`, so the edits after the first change the one working copy
+            // in place (a copy per edit would copy the whole state each time).
+            var stored = working.removeValue(forKey: key) ?? contents.sync.texts[edit.object]?[edit.attribute] ?? Merge.seeded(from: record.attributes[edit.attribute])
+            let (range, scalars) = try edit.resolved(count: stored.count)
+            var hash = salt
+            hash.mix(UInt64(range.lowerBound))
+            for scalar in scalars { hash.mix(UInt64(scalar.value)) }
+            let operations = try stored.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: stored, by: agent, hash: hash))
+            if again {
+                for operation in operations { try stored.apply(operation) }
+                working[key] = stored
+            }
+            guard !operations.isEmpty else { continue }
+            if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
+                logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
+                if logged[at].entity == nil { logged[at].entity = record.entity }
+            } else {
+                logged.append(LoggedChange(op: .update, id: edit.object, entity: record.entity, texts: [edit.attribute: operations]))
+            }
+        }
+        return logged
+    }
+
+    /// Whether `edits` can be applied to the store's texts as their operations are made
+    /// (``applyEdits(_:adding:by:salt:in:)``): no change of the save deletes an edited object
+    /// or already carries operations of an edited text (a whole new value of it), which
+    /// ``Merge`` must apply in the log's order.
+    static func editsApplyInPlace(_ edits: [TextEdit], logged: [LoggedChange]) -> Bool {
+        guard !edits.isEmpty else { return false }
+        var edited: [ObjectID: Set<String>] = [:]
+        for edit in edits { edited[edit.object, default: []].insert(edit.attribute) }
+        return !logged.contains { change in
+            guard let attributes = edited[change.id] else { return false }
+            return change.op == .delete || (change.texts ?? [:]).keys.contains { attributes.contains($0) }
+        }
+    }
+
+    /// ``textOperations(_:adding:by:salt:in:)`` made on the store's own texts, in place: each
+    /// edit's operations are applied as they are made (the next edit counts its position in the
+    /// text they left), noted in the store's text journal, and what they changed is returned
+    /// per text for ``Merge``, which does not apply them again. A save then costs what its
+    /// edits cost: no copy of a text's whole state, each operation applied once. The same
+    /// operations, with the same ids, as the copying path.
+    static func applyEdits(
+        _ edits: [TextEdit], adding logged: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: inout StoreContents
+    ) throws -> ([LoggedChange], [TextJournal.Key: Merge.AppliedText]) {
+        var logged = logged
+        var applied: [TextJournal.Key: Merge.AppliedText] = [:]
+        for edit in edits {
+            guard let record = contents.graph.objects[edit.object] else { continue }
+            let key = TextJournal.Key(object: edit.object, attribute: edit.attribute)
+            if contents.sync.texts[edit.object]?[edit.attribute] == nil {
+                contents.sync.texts[edit.object, default: [:]][edit.attribute] = Merge.seeded(from: record.attributes[edit.attribute])
+            }
+            // Read where it is (no copy kept alive into the apply below, which changes it in place).
+            guard let operations = try contents.sync.texts[edit.object]?[edit.attribute].map({ try operations(for: edit, in: $0, by: agent, salt: salt) })
+            else { continue }
+            let (made, countBefore) = contents.applyText(operations, object: edit.object, attribute: edit.attribute) { TextSequence() }
+            if applied[key] == nil {
+                applied[key] = Merge.AppliedText(changes: made, countBefore: countBefore)
+            } else {
+                applied[key]?.changes += made
+            }
+            guard !operations.isEmpty else { continue }
+            if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
+                logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
+                if logged[at].entity == nil { logged[at].entity = record.entity }
+            } else {
+                logged.append(LoggedChange(op: .update, id: edit.object, entity: record.entity, texts: [edit.attribute: operations]))
+            }
+        }
+        return (logged, applied)
+    }
+
+    /// The operations of one edit of `sequence`, new ids from a hash-chosen distance past the
+    /// agent's last (``firstCounter(in:by:hash:)``).
+    static func operations(for edit: TextEdit, in sequence: TextSequence, by agent: Agent, salt: FNV1a) throws -> [TextOperation] {
+        let (range, scalars) = try edit.resolved(count: sequence.count)
+        var hash = salt
+        hash.mix(UInt64(range.lowerBound))
+        for scalar in scalars { hash.mix(UInt64(scalar.value)) }
+        return try sequence.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: sequence, by: agent, hash: hash))
+    }
+}
