@@ -31,12 +31,7 @@ extension Replicator {
                 working[key] = stored
             }
             guard !operations.isEmpty else { continue }
-            if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
-                logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
-                if logged[at].entity == nil { logged[at].entity = record.entity }
-            } else {
-                logged.append(LoggedChange(op: .update, id: edit.object, entity: record.entity, texts: [edit.attribute: operations]))
-            }
+            add(operations, of: edit, entity: record.entity, to: &logged)
         }
         return logged
     }
@@ -82,12 +77,7 @@ extension Replicator {
                 applied[key]?.changes += made
             }
             guard !operations.isEmpty else { continue }
-            if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
-                logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
-                if logged[at].entity == nil { logged[at].entity = record.entity }
-            } else {
-                logged.append(LoggedChange(op: .update, id: edit.object, entity: record.entity, texts: [edit.attribute: operations]))
-            }
+            add(operations, of: edit, entity: record.entity, to: &logged)
         }
         return (logged, applied)
     }
@@ -100,5 +90,16 @@ extension Replicator {
         hash.mix(UInt64(range.lowerBound))
         for scalar in scalars { hash.mix(UInt64(scalar.value)) }
         return try sequence.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: sequence, by: agent, hash: hash))
+    }
+
+    /// `operations` of `edit` added to the last change of its object in `logged` (the save's
+    /// update of it), or as an update of their own when the save has none.
+    private static func add(_ operations: [TextOperation], of edit: TextEdit, entity: String?, to logged: inout [LoggedChange]) {
+        if let at = logged.lastIndex(where: { $0.id == edit.object && $0.op != .delete }) {
+            logged[at].texts = (logged[at].texts ?? [:]).merging([edit.attribute: operations]) { $0 + $1 }
+            if logged[at].entity == nil { logged[at].entity = entity }
+        } else {
+            logged.append(LoggedChange(op: .update, id: edit.object, entity: entity, texts: [edit.attribute: operations]))
+        }
     }
 }
