@@ -17,9 +17,11 @@ extension TextSequence {
 
         // A run takes at least its header and its length.
         let runCount = try reader.count(maximum: reader.remaining / 2)
-        var items: [Item] = []
-        items.reserveCapacity(runCount)
+        var builder = ItemListBuilder(agentCount: agentCount, itemCount: runCount)
         var lastEnd = [UInt64](repeating: 0, count: agentCount)
+        // The run read last, held back until the next one's first id is known (its right
+        // origin may be that id).
+        var held: Item?
         var rightIsNext = false
         var explicitOrigins: [LocalID] = []
         var total = 0
@@ -36,23 +38,22 @@ extension TextSequence {
             let leftKind = header & 3
             let rightKind = (header >> 2) & 7
             guard rightKind <= 4 else { throw .unknownTag(offset: headerOffset, tag: header) }
-            let previous = items.last
             let agent: UInt32
             if header & 0x40 != 0 {
-                guard let previous else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
-                agent = previous.agent
+                guard let held else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                agent = held.agent
             } else {
                 agent = try agentIndex(&reader)
             }
             let base = lastEnd[Int(agent)]
             var counter = base
             if header & 0x80 == 0 { counter = Self.unzigzag(try reader.varint(), from: base) }
-            if rightIsNext { items[items.count - 1].originRight = LocalID(agent: agent, counter: counter) }
+            if rightIsNext { held?.originRight = LocalID(agent: agent, counter: counter) }
             var left = LocalID.none
             switch leftKind {
             case 1:
-                guard let previous else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
-                left = previous.id(at: Int(previous.length) - 1)
+                guard let held else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                left = held.id(at: Int(held.length) - 1)
             case 2: left = LocalID(agent: try agentIndex(&reader), counter: Self.unzigzag(try reader.varint(), from: counter))
             case 3: left = LocalID(agent: agent, counter: Self.unzigzag(try reader.varint(), from: counter))
             default: break
@@ -61,8 +62,8 @@ extension TextSequence {
             rightIsNext = rightKind == 1
             switch rightKind {
             case 2:
-                guard let last = items.last else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
-                right = last.originRight
+                guard let held else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                right = held.originRight
             case 3: right = LocalID(agent: try agentIndex(&reader), counter: Self.unzigzag(try reader.varint(), from: counter))
             case 4: right = LocalID(agent: agent, counter: Self.unzigzag(try reader.varint(), from: counter))
             default: break
@@ -76,15 +77,18 @@ extension TextSequence {
             guard !overflow else { throw .inconsistentState("a run past the last counter (at \(lengthOffset))") }
             guard length <= Self.maximumDecodedScalars - total else { throw .tooLarge(offset: lengthOffset, value: UInt64(length)) }
             let deleted = header & 0x20 != 0
-            items.append(Item(
+            if let held { builder.append(held) }
+            held = Item(
                 agent: agent, length: UInt32(length), counter: counter, slot: total, originLeft: left, originRight: right,
-                deleted: deleted))
+                deleted: deleted)
             total += length
             if !deleted { visible += length }
             lastEnd[Int(agent)] = end
             noteCounters(agent: agent, end: end)
         }
         guard !rightIsNext else { throw .inconsistentState("the last run names a next one") }
+        if let held { builder.append(held) }
+        builder.closeLeaf()
 
         let textOffset = reader.offset
         let byteCount = try reader.count(maximum: min(reader.remaining, visible * 4))
@@ -92,10 +96,10 @@ extension TextSequence {
         guard byteCount >= visible else { throw .invalidText(offset: textOffset) }
         let text = reader.offset..<(reader.offset + byteCount)
         reader.offset += byteCount
-        list.content = try Self.scalars(of: items, text: reader.bytes, range: text, total: total)
-
-        try buildList(from: items, agentCount: agentCount)
-        for origin in explicitOrigins where !list.contains(origin) {
+        let content = try Self.scalars(of: builder.leaves, text: reader.bytes, range: text, total: total)
+        let names = agents
+        list = try builder.finish(content: content) { names[$0].description }
+        if let origin = list.firstMissing(of: explicitOrigins) {
             throw .inconsistentState("origin \(agents[Int(origin.agent)])@\(origin.counter) is missing")
         }
         let pendingCount = try reader.count(maximum: reader.remaining)
@@ -111,8 +115,8 @@ extension TextSequence {
     }
 
     /// Every slot's scalar: the visible runs' from `text` (UTF-8, exactly as many scalars as
-    /// they hold), the placeholder for deleted ones.
-    private static func scalars(of items: [Item], text bytes: [UInt8], range: Range<Int>, total: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
+    /// they hold), the placeholder for deleted ones; `leaves` hold `total` slots in order.
+    private static func scalars(of leaves: [Leaf], text bytes: [UInt8], range: Range<Int>, total: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
         var failure: Int?
         let placeholder = deletedPlaceholder
         let content = [Unicode.Scalar](unsafeUninitializedCapacity: total) { buffer, initialized in
@@ -121,13 +125,15 @@ extension TextSequence {
             bytes.withUnsafeBufferPointer { utf8 in
                 var position = range.lowerBound
                 let end = range.upperBound
-                for item in items {
+                for item in leaves.lazy.flatMap(\.items) {
                     let stop = slot + Int(item.length)
+                    guard stop <= total else {
+                        failure = position
+                        return
+                    }
                     if item.deleted {
-                        while slot < stop {
-                            buffer.initializeElement(at: slot, to: placeholder)
-                            slot += 1
-                        }
+                        buffer[slot..<stop].initialize(repeating: placeholder)
+                        slot = stop
                         continue
                     }
                     while slot < stop {
@@ -150,7 +156,7 @@ extension TextSequence {
                         slot += 1
                     }
                 }
-                if position != end { failure = position }
+                if position != end || slot != total { failure = position }
             }
         }
         if let failure { throw .invalidText(offset: failure) }
@@ -178,52 +184,5 @@ extension TextSequence {
         let shortest: UInt32 = width == 2 ? 0x80 : width == 3 ? 0x800 : 0x10000
         guard value >= shortest, let scalar = Unicode.Scalar(value) else { return nil }
         return (scalar, width)
-    }
-
-    /// Fills the leaves (three quarters full, so the first edits do not split them), the slot →
-    /// leaf index and the id → slot runs from `items` in text order, whose slots are consecutive.
-    private mutating func buildList(from items: [Item], agentCount: Int) throws(TextDecodingError) {
-        let perLeaf = ItemList.maximumLeafItems * 3 / 4
-        var leaves: [Leaf] = []
-        leaves.reserveCapacity(items.count / perLeaf + 1)
-        var leafOfSlot: [Int32] = []
-        leafOfSlot.reserveCapacity(list.content.count)
-        var runs = [[SlotRun]](repeating: [], count: agentCount)
-        var sorted = [Bool](repeating: true, count: agentCount)
-        var visibleCount = 0
-        var start = 0
-        repeat {
-            let chunk = items[start..<min(items.count, start + perLeaf)]
-            var leaf = Leaf(items: Array(chunk), visible: 0)
-            let number = Int32(leaves.count)
-            for item in chunk {
-                leaf.visible += item.visibleLength
-                leafOfSlot.append(contentsOf: repeatElement(number, count: Int(item.length)))
-                let agent = Int(item.agent)
-                if let last = runs[agent].last {
-                    if item.counter == last.end, item.slot == last.slot + Int(last.length) {
-                        runs[agent][runs[agent].count - 1].length += UInt64(item.length)
-                        continue
-                    }
-                    if item.counter < last.end { sorted[agent] = false }
-                }
-                runs[agent].append(SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
-            }
-            visibleCount += leaf.visible
-            leaves.append(leaf)
-            start += perLeaf
-        } while start < items.count
-        for agent in runs.indices where !sorted[agent] {
-            runs[agent].sort { $0.start < $1.start }
-            for (previous, next) in zip(runs[agent], runs[agent].dropFirst()) where previous.end > next.start {
-                throw .inconsistentState("id \(agents[agent])@\(next.start) appears twice")
-            }
-        }
-        list.leaves = leaves
-        list.order = (0..<Int32(leaves.count)).map { $0 }
-        list.orderOf = list.order
-        list.leafOfSlot = leafOfSlot
-        list.runs = runs
-        list.visibleCount = visibleCount
     }
 }
