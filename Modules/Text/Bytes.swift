@@ -90,7 +90,20 @@ package struct ByteReader {
         return bytes[offset]
     }
 
+    @inline(__always)
     package mutating func varint() throws(TextDecodingError) -> UInt64 {
+        // Most varints are one byte.
+        if offset < bytes.count {
+            let first = bytes[offset]
+            if first < 0x80 {
+                offset += 1
+                return UInt64(first)
+            }
+        }
+        return try longVarint()
+    }
+
+    private mutating func longVarint() throws(TextDecodingError) -> UInt64 {
         let start = offset
         var value: UInt64 = 0
         for shift in stride(from: UInt64(0), to: 70, by: 7) {

@@ -9,13 +9,23 @@ struct ItemListBuilder {
     private var current: [Item] = []
     private var currentVisible = 0
     private var visibleCount = 0
-    private var runs: [[SlotRun]]
+    /// Every agent's runs in the order they were met, with their agents; merged into one
+    /// another while an agent's run continues its last one.
+    private var runs: [SlotRun] = []
+    private var runAgents: [UInt32] = []
+    /// Per agent: the index in `runs` of its last run (-1 for none), its number of runs, and
+    /// whether its runs came sorted by start.
+    private var lastRun: [Int]
+    private var runCounts: [Int]
     private var sorted: [Bool]
 
     init(agentCount: Int, itemCount: Int) {
         leaves.reserveCapacity(itemCount / Self.perLeaf + 1)
         current.reserveCapacity(Self.perLeaf)
-        runs = [[SlotRun]](repeating: [], count: agentCount)
+        runs.reserveCapacity(itemCount)
+        if agentCount > 1 { runAgents.reserveCapacity(itemCount) }
+        lastRun = [Int](repeating: -1, count: agentCount)
+        runCounts = [Int](repeating: 0, count: agentCount)
         sorted = [Bool](repeating: true, count: agentCount)
     }
 
@@ -24,18 +34,21 @@ struct ItemListBuilder {
     mutating func append(_ item: Item) {
         current.append(item)
         currentVisible += item.visibleLength
-        let agent = Int(item.agent)
-        if let last = runs[agent].last {
-            if item.counter == last.end, item.slot == last.slot + Int(last.length) {
-                runs[agent][runs[agent].count - 1].length += UInt64(item.length)
-            } else {
-                if item.counter < last.end { sorted[agent] = false }
-                runs[agent].append(SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
-            }
-        } else {
-            runs[agent].append(SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
-        }
         if current.count == Self.perLeaf { closeLeaf() }
+        let agent = Int(item.agent)
+        let lastIndex = lastRun[agent]
+        if lastIndex >= 0 {
+            let last = runs[lastIndex]
+            if item.counter == last.end, item.slot == last.slot + Int(last.length) {
+                runs[lastIndex].length += UInt64(item.length)
+                return
+            }
+            if item.counter < last.end { sorted[agent] = false }
+        }
+        lastRun[agent] = runs.count
+        runCounts[agent] += 1
+        runs.append(SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
+        if lastRun.count > 1 { runAgents.append(item.agent) }
     }
 
     /// Ends the last leaf: call before reading `leaves` for the whole list.
@@ -53,9 +66,20 @@ struct ItemListBuilder {
     mutating func finish(content: [Unicode.Scalar], agentName: (Int) -> String) throws(TextDecodingError) -> ItemList {
         closeLeaf()
         if leaves.isEmpty { leaves.append(Leaf()) }
-        for agent in runs.indices where !sorted[agent] {
-            Self.sortByStart(&runs[agent])
-            for (previous, next) in zip(runs[agent], runs[agent].dropFirst()) where previous.end > next.start {
+        var byAgent: [[SlotRun]]
+        if lastRun.count == 1 {
+            byAgent = [runs]
+        } else {
+            byAgent = runCounts.map { count in
+                var list: [SlotRun] = []
+                list.reserveCapacity(count)
+                return list
+            }
+            for (run, agent) in zip(runs, runAgents) { byAgent[Int(agent)].append(run) }
+        }
+        for agent in byAgent.indices where !sorted[agent] {
+            Self.sortByStart(&byAgent[agent])
+            for (previous, next) in zip(byAgent[agent], byAgent[agent].dropFirst()) where previous.end > next.start {
                 throw .inconsistentState("id \(agentName(agent))@\(next.start) appears twice")
             }
         }
@@ -65,7 +89,7 @@ struct ItemListBuilder {
         list.leaves = leaves
         list.order = Array(0..<Int32(leaves.count))
         list.orderOf = list.order
-        list.runs = runs
+        list.runs = byAgent
         list.visibleCount = visibleCount
         return list
     }

@@ -137,6 +137,19 @@ extension TextSequence {
                         continue
                     }
                     while slot < stop {
+                        // Eight ASCII bytes at a time.
+                        if stop - slot >= 8, end - position >= 8, let base = utf8.baseAddress {
+                            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+                            if word & 0x8080_8080_8080_8080 == 0 {
+                                for index in 0..<8 {
+                                    let byte = UInt8(truncatingIfNeeded: word >> UInt64(index * 8))
+                                    buffer.initializeElement(at: slot + index, to: Unicode.Scalar(byte))
+                                }
+                                slot += 8
+                                position += 8
+                                continue
+                            }
+                        }
                         guard position < end else {
                             failure = position
                             return
