@@ -31,6 +31,7 @@ struct ItemListBuilder {
 
     /// Appends the next item in text order; its slot follows the previous item's last one and
     /// its agent is below `agentCount`.
+    @inline(__always)
     mutating func append(_ item: Item) {
         current.append(item)
         currentVisible += item.visibleLength

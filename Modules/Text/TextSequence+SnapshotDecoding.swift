@@ -26,7 +26,7 @@ extension TextSequence {
         var explicitOrigins: [LocalID] = []
         var total = 0
         var visible = 0
-        func agentIndex(_ reader: inout ByteReader) throws(TextDecodingError) -> UInt32 {
+        @inline(__always) func agentIndex(_ reader: inout ByteReader) throws(TextDecodingError) -> UInt32 {
             let offset = reader.offset
             let value = try reader.varint()
             guard value < UInt64(agentCount) else { throw .inconsistentState("agent index \(value) at \(offset)") }
@@ -84,7 +84,6 @@ extension TextSequence {
             total += length
             if !deleted { visible += length }
             lastEnd[Int(agent)] = end
-            noteCounters(agent: agent, end: end)
         }
         guard !rightIsNext else { throw .inconsistentState("the last run names a next one") }
         if let held { builder.append(held) }
@@ -99,6 +98,10 @@ extension TextSequence {
         let content = try Self.scalars(of: builder.leaves, text: reader.bytes, range: text, total: total)
         let names = agents
         list = try builder.finish(content: content) { names[$0].description }
+        // An agent's sorted runs end at its highest counter.
+        for (agent, runs) in list.runs.enumerated() {
+            if let last = runs.last { noteCounters(agent: UInt32(agent), end: last.end) }
+        }
         if let origin = list.firstMissing(of: explicitOrigins) {
             throw .inconsistentState("origin \(agents[Int(origin.agent)])@\(origin.counter) is missing")
         }
@@ -125,48 +128,50 @@ extension TextSequence {
             bytes.withUnsafeBufferPointer { utf8 in
                 var position = range.lowerBound
                 let end = range.upperBound
-                for item in leaves.lazy.flatMap(\.items) {
-                    let stop = slot + Int(item.length)
-                    guard stop <= total else {
-                        failure = position
-                        return
-                    }
-                    if item.deleted {
-                        buffer[slot..<stop].initialize(repeating: placeholder)
-                        slot = stop
-                        continue
-                    }
-                    while slot < stop {
-                        // Eight ASCII bytes at a time.
-                        if stop - slot >= 8, end - position >= 8, let base = utf8.baseAddress {
-                            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
-                            if word & 0x8080_8080_8080_8080 == 0 {
-                                for index in 0..<8 {
-                                    let byte = UInt8(truncatingIfNeeded: word >> UInt64(index * 8))
-                                    buffer.initializeElement(at: slot + index, to: Unicode.Scalar(byte))
-                                }
-                                slot += 8
-                                position += 8
-                                continue
-                            }
-                        }
-                        guard position < end else {
+                for leaf in leaves {
+                    for item in leaf.items {
+                        let stop = slot + Int(item.length)
+                        guard stop <= total else {
                             failure = position
                             return
                         }
-                        let lead = utf8[position]
-                        if lead < 0x80 {
-                            buffer.initializeElement(at: slot, to: Unicode.Scalar(lead))
-                            position += 1
-                        } else {
-                            guard let (scalar, width) = decodeMultibyte(utf8, at: position, end: end) else {
+                        if item.deleted {
+                            buffer[slot..<stop].initialize(repeating: placeholder)
+                            slot = stop
+                            continue
+                        }
+                        while slot < stop {
+                            // Eight ASCII bytes at a time.
+                            if stop - slot >= 8, end - position >= 8, let base = utf8.baseAddress {
+                                let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+                                if word & 0x8080_8080_8080_8080 == 0 {
+                                    for index in 0..<8 {
+                                        let byte = UInt8(truncatingIfNeeded: word >> UInt64(index * 8))
+                                        buffer.initializeElement(at: slot + index, to: Unicode.Scalar(byte))
+                                    }
+                                    slot += 8
+                                    position += 8
+                                    continue
+                                }
+                            }
+                            guard position < end else {
                                 failure = position
                                 return
                             }
-                            buffer.initializeElement(at: slot, to: scalar)
-                            position += width
+                            let lead = utf8[position]
+                            if lead < 0x80 {
+                                buffer.initializeElement(at: slot, to: Unicode.Scalar(lead))
+                                position += 1
+                            } else {
+                                guard let (scalar, width) = decodeMultibyte(utf8, at: position, end: end) else {
+                                    failure = position
+                                    return
+                                }
+                                buffer.initializeElement(at: slot, to: scalar)
+                                position += width
+                            }
+                            slot += 1
                         }
-                        slot += 1
                     }
                 }
                 if position != end || slot != total { failure = position }
@@ -199,3 +204,5 @@ extension TextSequence {
         return (scalar, width)
     }
 }
+
+
