@@ -1,74 +1,72 @@
-/// Building an item list in one pass from items in text order whose slots are consecutive (a
-/// decoded snapshot): leaves filled as the items arrive, the id → slot runs sorted by a radix
-/// sort rather than a comparison sort, slot → leaf filled a leaf at a time.
-struct ItemListBuilder {
+/// Building an item list from items in text order whose slots are consecutive from 0 (a
+/// decoded snapshot): leaves copied from the items a chunk at a time, the id → slot runs found
+/// in one pass and sorted by a radix sort rather than a comparison sort, slot → leaf filled a
+/// leaf at a time.
+enum ItemListBuilder {
     /// Leaves are filled three quarters full, so the first edits do not split them.
     static let perLeaf = ItemList.maximumLeafItems * 3 / 4
 
-    private(set) var leaves: [Leaf] = []
-    private var current: [Item] = []
-    private var currentVisible = 0
-    private var visibleCount = 0
-    /// Every agent's runs in the order they were met, with their agents; merged into one
-    /// another while an agent's run continues its last one.
-    private var runs: [SlotRun] = []
-    private var runAgents: [UInt32] = []
-    /// Per agent: the index in `runs` of its last run (-1 for none), its number of runs, and
-    /// whether its runs came sorted by start.
-    private var lastRun: [Int]
-    private var runCounts: [Int]
-    private var sorted: [Bool]
-
-    init(agentCount: Int, itemCount: Int) {
-        leaves.reserveCapacity(itemCount / Self.perLeaf + 1)
-        current.reserveCapacity(Self.perLeaf)
-        runs.reserveCapacity(itemCount)
-        if agentCount > 1 { runAgents.reserveCapacity(itemCount) }
-        lastRun = [Int](repeating: -1, count: agentCount)
-        runCounts = [Int](repeating: 0, count: agentCount)
-        sorted = [Bool](repeating: true, count: agentCount)
-    }
-
-    /// Appends the next item in text order; its slot follows the previous item's last one and
-    /// its agent is below `agentCount`.
-    @inline(__always)
-    mutating func append(_ item: Item) {
-        current.append(item)
-        currentVisible += item.visibleLength
-        if current.count == Self.perLeaf { closeLeaf() }
-        let agent = Int(item.agent)
-        let lastIndex = lastRun[agent]
-        if lastIndex >= 0 {
-            let last = runs[lastIndex]
-            if item.counter == last.end, item.slot == last.slot + Int(last.length) {
-                runs[lastIndex].length += UInt64(item.length)
-                return
-            }
-            if item.counter < last.end { sorted[agent] = false }
+    /// The list of `items`, holding `content` (one scalar per slot, as many as the items hold);
+    /// every item's agent is below `agentCount`. Throws when an agent's runs overlap (an id
+    /// twice).
+    static func list(
+        of items: UnsafeBufferPointer<Item>, content: [Unicode.Scalar], agentCount: Int, agentName: (Int) -> String
+    ) throws(TextDecodingError) -> ItemList {
+        var leaves: [Leaf] = []
+        leaves.reserveCapacity(items.count / perLeaf + 1)
+        var visibleCount = 0
+        var start = 0
+        while start < items.count {
+            let chunk = UnsafeBufferPointer(rebasing: items[start..<min(items.count, start + perLeaf)])
+            var visible = 0
+            for item in chunk { visible += item.visibleLength }
+            leaves.append(Leaf(items: Array(chunk), visible: visible))
+            visibleCount += visible
+            start += perLeaf
         }
-        lastRun[agent] = runs.count
-        runCounts[agent] += 1
-        runs.append(SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
-        if lastRun.count > 1 { runAgents.append(item.agent) }
-    }
-
-    /// Ends the last leaf: call before reading `leaves` for the whole list.
-    mutating func closeLeaf() {
-        guard !current.isEmpty else { return }
-        leaves.append(Leaf(items: current, visible: currentVisible))
-        visibleCount += currentVisible
-        current.removeAll(keepingCapacity: true)
-        currentVisible = 0
-    }
-
-    /// The list of the items appended, holding `content` (one scalar per slot, as many as the
-    /// items hold). Throws when an
-    /// agent's runs overlap (an id twice).
-    mutating func finish(content: [Unicode.Scalar], agentName: (Int) -> String) throws(TextDecodingError) -> ItemList {
-        closeLeaf()
         if leaves.isEmpty { leaves.append(Leaf()) }
+        var list = ItemList()
+        list.runs = try runs(of: items, agentCount: agentCount, agentName: agentName)
+        list.content = content
+        list.leafOfSlot = leafOfSlot(leaves, count: content.count)
+        list.leaves = leaves
+        list.order = Array(0..<Int32(leaves.count))
+        list.orderOf = list.order
+        list.visibleCount = visibleCount
+        return list
+    }
+
+    /// Each agent's runs of counters at consecutive slots, sorted by start.
+    private static func runs(
+        of items: UnsafeBufferPointer<Item>, agentCount: Int, agentName: (Int) -> String
+    ) throws(TextDecodingError) -> [[SlotRun]] {
+        // Every agent's runs in the order they are met, each merged with the next item when
+        // that continues it.
+        var runs: [SlotRun] = []
+        runs.reserveCapacity(items.count)
+        var runAgents: [UInt32] = []
+        if agentCount > 1 { runAgents.reserveCapacity(items.count) }
+        var lastRun = [Int](repeating: -1, count: agentCount)
+        var runCounts = [Int](repeating: 0, count: agentCount)
+        var sorted = [Bool](repeating: true, count: agentCount)
+        for item in items {
+            let agent = Int(item.agent)
+            let lastIndex = lastRun[agent]
+            if lastIndex >= 0 {
+                let last = runs[lastIndex]
+                if item.counter == last.end, item.slot == last.slot + Int(last.length) {
+                    runs[lastIndex].length += UInt64(item.length)
+                    continue
+                }
+                if item.counter < last.end { sorted[agent] = false }
+            }
+            lastRun[agent] = runs.count
+            runCounts[agent] += 1
+            runs.append(SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
+            if agentCount > 1 { runAgents.append(item.agent) }
+        }
         var byAgent: [[SlotRun]]
-        if lastRun.count == 1 {
+        if agentCount == 1 {
             byAgent = [runs]
         } else {
             byAgent = runCounts.map { count in
@@ -79,20 +77,12 @@ struct ItemListBuilder {
             for (run, agent) in zip(runs, runAgents) { byAgent[Int(agent)].append(run) }
         }
         for agent in byAgent.indices where !sorted[agent] {
-            Self.sortByStart(&byAgent[agent])
+            sortByStart(&byAgent[agent])
             for (previous, next) in zip(byAgent[agent], byAgent[agent].dropFirst()) where previous.end > next.start {
                 throw .inconsistentState("id \(agentName(agent))@\(next.start) appears twice")
             }
         }
-        var list = ItemList()
-        list.content = content
-        list.leafOfSlot = Self.leafOfSlot(leaves, count: content.count)
-        list.leaves = leaves
-        list.order = Array(0..<Int32(leaves.count))
-        list.orderOf = list.order
-        list.runs = byAgent
-        list.visibleCount = visibleCount
-        return list
+        return byAgent
     }
 
     /// The leaf of every slot: leaves hold consecutive slots in order.

@@ -17,11 +17,12 @@ extension TextSequence {
 
         // A run takes at least its header and its length.
         let runCount = try reader.count(maximum: reader.remaining / 2)
-        var builder = ItemListBuilder(agentCount: agentCount, itemCount: runCount)
+        // One item per run, in text order; the last one's right origin may be the next one's
+        // first id.
+        let items = UnsafeMutableBufferPointer<Item>.allocate(capacity: runCount)
+        defer { items.deallocate() }
+        var itemCount = 0
         var lastEnd = [UInt64](repeating: 0, count: agentCount)
-        // The run read last, held back until the next one's first id is known (its right
-        // origin may be that id).
-        var held: Item?
         var rightIsNext = false
         var explicitOrigins: [LocalID] = []
         var total = 0
@@ -40,20 +41,21 @@ extension TextSequence {
             guard rightKind <= 4 else { throw .unknownTag(offset: headerOffset, tag: header) }
             let agent: UInt32
             if header & 0x40 != 0 {
-                guard let held else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
-                agent = held.agent
+                guard itemCount > 0 else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                agent = items[itemCount - 1].agent
             } else {
                 agent = try agentIndex(&reader)
             }
             let base = lastEnd[Int(agent)]
             var counter = base
             if header & 0x80 == 0 { counter = Self.unzigzag(try reader.varint(), from: base) }
-            if rightIsNext { held?.originRight = LocalID(agent: agent, counter: counter) }
+            if rightIsNext { items[itemCount - 1].originRight = LocalID(agent: agent, counter: counter) }
             var left = LocalID.none
             switch leftKind {
             case 1:
-                guard let held else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
-                left = held.id(at: Int(held.length) - 1)
+                guard itemCount > 0 else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                let previous = items[itemCount - 1]
+                left = previous.id(at: Int(previous.length) - 1)
             case 2: left = LocalID(agent: try agentIndex(&reader), counter: Self.unzigzag(try reader.varint(), from: counter))
             case 3: left = LocalID(agent: agent, counter: Self.unzigzag(try reader.varint(), from: counter))
             default: break
@@ -62,8 +64,8 @@ extension TextSequence {
             rightIsNext = rightKind == 1
             switch rightKind {
             case 2:
-                guard let held else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
-                right = held.originRight
+                guard itemCount > 0 else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                right = items[itemCount - 1].originRight
             case 3: right = LocalID(agent: try agentIndex(&reader), counter: Self.unzigzag(try reader.varint(), from: counter))
             case 4: right = LocalID(agent: agent, counter: Self.unzigzag(try reader.varint(), from: counter))
             default: break
@@ -77,17 +79,15 @@ extension TextSequence {
             guard !overflow else { throw .inconsistentState("a run past the last counter (at \(lengthOffset))") }
             guard length <= Self.maximumDecodedScalars - total else { throw .tooLarge(offset: lengthOffset, value: UInt64(length)) }
             let deleted = header & 0x20 != 0
-            if let held { builder.append(held) }
-            held = Item(
+            items.initializeElement(at: itemCount, to: Item(
                 agent: agent, length: UInt32(length), counter: counter, slot: total, originLeft: left, originRight: right,
-                deleted: deleted)
+                deleted: deleted))
+            itemCount += 1
             total += length
             if !deleted { visible += length }
             lastEnd[Int(agent)] = end
         }
         guard !rightIsNext else { throw .inconsistentState("the last run names a next one") }
-        if let held { builder.append(held) }
-        builder.closeLeaf()
 
         let textOffset = reader.offset
         let byteCount = try reader.count(maximum: min(reader.remaining, visible * 4))
@@ -95,9 +95,10 @@ extension TextSequence {
         guard byteCount >= visible else { throw .invalidText(offset: textOffset) }
         let text = reader.offset..<(reader.offset + byteCount)
         reader.offset += byteCount
-        let content = try Self.scalars(of: builder.leaves, text: reader.bytes, range: text, total: total)
+        let decoded = UnsafeBufferPointer(rebasing: items[0..<itemCount])
+        let content = try Self.scalars(of: decoded, text: reader.bytes, range: text, total: total)
         let names = agents
-        list = try builder.finish(content: content) { names[$0].description }
+        list = try ItemListBuilder.list(of: decoded, content: content, agentCount: agentCount) { names[$0].description }
         // An agent's sorted runs end at its highest counter.
         for (agent, runs) in list.runs.enumerated() {
             if let last = runs.last { noteCounters(agent: UInt32(agent), end: last.end) }
@@ -118,8 +119,8 @@ extension TextSequence {
     }
 
     /// Every slot's scalar: the visible runs' from `text` (UTF-8, exactly as many scalars as
-    /// they hold), the placeholder for deleted ones; `leaves` hold `total` slots in order.
-    private static func scalars(of leaves: [Leaf], text bytes: [UInt8], range: Range<Int>, total: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
+    /// they hold), the placeholder for deleted ones; `items` hold `total` slots in order.
+    private static func scalars(of items: UnsafeBufferPointer<Item>, text bytes: [UInt8], range: Range<Int>, total: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
         var failure: Int?
         let placeholder = deletedPlaceholder
         let content = [Unicode.Scalar](unsafeUninitializedCapacity: total) { buffer, initialized in
@@ -128,50 +129,48 @@ extension TextSequence {
             bytes.withUnsafeBufferPointer { utf8 in
                 var position = range.lowerBound
                 let end = range.upperBound
-                for leaf in leaves {
-                    for item in leaf.items {
-                        let stop = slot + Int(item.length)
-                        guard stop <= total else {
+                for item in items {
+                    let stop = slot + Int(item.length)
+                    guard stop <= total else {
+                        failure = position
+                        return
+                    }
+                    if item.deleted {
+                        buffer[slot..<stop].initialize(repeating: placeholder)
+                        slot = stop
+                        continue
+                    }
+                    while slot < stop {
+                        // Eight ASCII bytes at a time.
+                        if stop - slot >= 8, end - position >= 8, let base = utf8.baseAddress {
+                            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+                            if word & 0x8080_8080_8080_8080 == 0 {
+                                for index in 0..<8 {
+                                    let byte = UInt8(truncatingIfNeeded: word >> UInt64(index * 8))
+                                    buffer.initializeElement(at: slot + index, to: Unicode.Scalar(byte))
+                                }
+                                slot += 8
+                                position += 8
+                                continue
+                            }
+                        }
+                        guard position < end else {
                             failure = position
                             return
                         }
-                        if item.deleted {
-                            buffer[slot..<stop].initialize(repeating: placeholder)
-                            slot = stop
-                            continue
-                        }
-                        while slot < stop {
-                            // Eight ASCII bytes at a time.
-                            if stop - slot >= 8, end - position >= 8, let base = utf8.baseAddress {
-                                let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
-                                if word & 0x8080_8080_8080_8080 == 0 {
-                                    for index in 0..<8 {
-                                        let byte = UInt8(truncatingIfNeeded: word >> UInt64(index * 8))
-                                        buffer.initializeElement(at: slot + index, to: Unicode.Scalar(byte))
-                                    }
-                                    slot += 8
-                                    position += 8
-                                    continue
-                                }
-                            }
-                            guard position < end else {
+                        let lead = utf8[position]
+                        if lead < 0x80 {
+                            buffer.initializeElement(at: slot, to: Unicode.Scalar(lead))
+                            position += 1
+                        } else {
+                            guard let (scalar, width) = decodeMultibyte(utf8, at: position, end: end) else {
                                 failure = position
                                 return
                             }
-                            let lead = utf8[position]
-                            if lead < 0x80 {
-                                buffer.initializeElement(at: slot, to: Unicode.Scalar(lead))
-                                position += 1
-                            } else {
-                                guard let (scalar, width) = decodeMultibyte(utf8, at: position, end: end) else {
-                                    failure = position
-                                    return
-                                }
-                                buffer.initializeElement(at: slot, to: scalar)
-                                position += width
-                            }
-                            slot += 1
+                            buffer.initializeElement(at: slot, to: scalar)
+                            position += width
                         }
+                        slot += 1
                     }
                 }
                 if position != end || slot != total { failure = position }
