@@ -92,12 +92,17 @@ package struct ByteReader {
 
     @inline(__always)
     package mutating func varint() throws(TextDecodingError) -> UInt64 {
-        // Most varints are one byte.
-        if offset < bytes.count {
+        // Most varints are one or two bytes.
+        if offset + 1 < bytes.count {
             let first = bytes[offset]
             if first < 0x80 {
                 offset += 1
                 return UInt64(first)
+            }
+            let second = bytes[offset + 1]
+            if second < 0x80 {
+                offset += 2
+                return UInt64(first & 0x7F) | UInt64(second) << 7
             }
         }
         return try longVarint()
