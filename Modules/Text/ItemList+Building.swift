@@ -41,29 +41,40 @@ enum ItemListBuilder {
         of items: UnsafeBufferPointer<Item>, agentCount: Int, agentName: (Int) -> String
     ) throws(TextDecodingError) -> [[SlotRun]] {
         // Every agent's runs in the order they are met, each merged with the next item when
-        // that continues it.
-        var runs: [SlotRun] = []
-        runs.reserveCapacity(items.count)
-        var runAgents: [UInt32] = []
-        if agentCount > 1 { runAgents.reserveCapacity(items.count) }
+        // that continues it; per agent, the index of its last run, its number of runs, and
+        // whether they came sorted by start.
         var lastRun = [Int](repeating: -1, count: agentCount)
         var runCounts = [Int](repeating: 0, count: agentCount)
         var sorted = [Bool](repeating: true, count: agentCount)
-        for item in items {
-            let agent = Int(item.agent)
-            let lastIndex = lastRun[agent]
-            if lastIndex >= 0 {
-                let last = runs[lastIndex]
-                if item.counter == last.end, item.slot == last.slot + Int(last.length) {
-                    runs[lastIndex].length += UInt64(item.length)
-                    continue
+        var runAgents = [UInt32](repeating: 0, count: agentCount > 1 ? items.count : 0)
+        let runs = [SlotRun](unsafeUninitializedCapacity: items.count) { runs, runCount in
+            lastRun.withUnsafeMutableBufferPointer { lastRun in
+                runCounts.withUnsafeMutableBufferPointer { runCounts in
+                    sorted.withUnsafeMutableBufferPointer { sorted in
+                        runAgents.withUnsafeMutableBufferPointer { runAgents in
+                            var count = 0
+                            for item in items {
+                                let agent = Int(item.agent)
+                                let lastIndex = lastRun[agent]
+                                if lastIndex >= 0 {
+                                    let last = runs[lastIndex]
+                                    if item.counter == last.end, item.slot == last.slot + Int(last.length) {
+                                        runs[lastIndex].length += UInt64(item.length)
+                                        continue
+                                    }
+                                    if item.counter < last.end { sorted[agent] = false }
+                                }
+                                lastRun[agent] = count
+                                runCounts[agent] += 1
+                                runs.initializeElement(at: count, to: SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
+                                if agentCount > 1 { runAgents[count] = item.agent }
+                                count += 1
+                            }
+                            runCount = count
+                        }
+                    }
                 }
-                if item.counter < last.end { sorted[agent] = false }
             }
-            lastRun[agent] = runs.count
-            runCounts[agent] += 1
-            runs.append(SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
-            if agentCount > 1 { runAgents.append(item.agent) }
         }
         var byAgent: [[SlotRun]]
         if agentCount == 1 {
