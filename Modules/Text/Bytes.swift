@@ -122,6 +122,7 @@ package struct ByteReader {
     }
 
     /// A varint that must be at most `maximum`.
+    @inline(__always)
     package mutating func count(maximum: Int) throws(TextDecodingError) -> Int {
         let start = offset
         let value = try varint()
