@@ -90,7 +90,25 @@ package struct ByteReader {
         return bytes[offset]
     }
 
+    @inline(__always)
     package mutating func varint() throws(TextDecodingError) -> UInt64 {
+        // Most varints are one or two bytes.
+        if offset + 1 < bytes.count {
+            let first = bytes[offset]
+            if first < 0x80 {
+                offset += 1
+                return UInt64(first)
+            }
+            let second = bytes[offset + 1]
+            if second < 0x80 {
+                offset += 2
+                return UInt64(first & 0x7F) | UInt64(second) << 7
+            }
+        }
+        return try longVarint()
+    }
+
+    private mutating func longVarint() throws(TextDecodingError) -> UInt64 {
         let start = offset
         var value: UInt64 = 0
         for shift in stride(from: UInt64(0), to: 70, by: 7) {
@@ -104,6 +122,7 @@ package struct ByteReader {
     }
 
     /// A varint that must be at most `maximum`.
+    @inline(__always)
     package mutating func count(maximum: Int) throws(TextDecodingError) -> Int {
         let start = offset
         let value = try varint()

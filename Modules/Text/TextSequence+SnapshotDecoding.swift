@@ -17,14 +17,21 @@ extension TextSequence {
 
         // A run takes at least its header and its length.
         let runCount = try reader.count(maximum: reader.remaining / 2)
-        var items: [Item] = []
-        items.reserveCapacity(runCount)
+        // One item per run, in text order; the last one's right origin may be the next one's
+        // first id.
+        let items = UnsafeMutableBufferPointer<Item>.allocate(capacity: runCount)
+        defer { items.deallocate() }
+        // Each run's length and whether it is deleted (the low bit), for the pass over the
+        // text: sixteen times smaller than the items.
+        let spans = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: runCount)
+        defer { spans.deallocate() }
+        var itemCount = 0
         var lastEnd = [UInt64](repeating: 0, count: agentCount)
         var rightIsNext = false
         var explicitOrigins: [LocalID] = []
         var total = 0
         var visible = 0
-        func agentIndex(_ reader: inout ByteReader) throws(TextDecodingError) -> UInt32 {
+        @inline(__always) func agentIndex(_ reader: inout ByteReader) throws(TextDecodingError) -> UInt32 {
             let offset = reader.offset
             let value = try reader.varint()
             guard value < UInt64(agentCount) else { throw .inconsistentState("agent index \(value) at \(offset)") }
@@ -36,22 +43,22 @@ extension TextSequence {
             let leftKind = header & 3
             let rightKind = (header >> 2) & 7
             guard rightKind <= 4 else { throw .unknownTag(offset: headerOffset, tag: header) }
-            let previous = items.last
             let agent: UInt32
             if header & 0x40 != 0 {
-                guard let previous else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
-                agent = previous.agent
+                guard itemCount > 0 else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                agent = items[itemCount - 1].agent
             } else {
                 agent = try agentIndex(&reader)
             }
             let base = lastEnd[Int(agent)]
             var counter = base
             if header & 0x80 == 0 { counter = Self.unzigzag(try reader.varint(), from: base) }
-            if rightIsNext { items[items.count - 1].originRight = LocalID(agent: agent, counter: counter) }
+            if rightIsNext { items[itemCount - 1].originRight = LocalID(agent: agent, counter: counter) }
             var left = LocalID.none
             switch leftKind {
             case 1:
-                guard let previous else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                guard itemCount > 0 else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                let previous = items[itemCount - 1]
                 left = previous.id(at: Int(previous.length) - 1)
             case 2: left = LocalID(agent: try agentIndex(&reader), counter: Self.unzigzag(try reader.varint(), from: counter))
             case 3: left = LocalID(agent: agent, counter: Self.unzigzag(try reader.varint(), from: counter))
@@ -61,8 +68,8 @@ extension TextSequence {
             rightIsNext = rightKind == 1
             switch rightKind {
             case 2:
-                guard let last = items.last else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
-                right = last.originRight
+                guard itemCount > 0 else { throw .inconsistentState("the first run names a previous one (at \(headerOffset))") }
+                right = items[itemCount - 1].originRight
             case 3: right = LocalID(agent: try agentIndex(&reader), counter: Self.unzigzag(try reader.varint(), from: counter))
             case 4: right = LocalID(agent: agent, counter: Self.unzigzag(try reader.varint(), from: counter))
             default: break
@@ -76,13 +83,14 @@ extension TextSequence {
             guard !overflow else { throw .inconsistentState("a run past the last counter (at \(lengthOffset))") }
             guard length <= Self.maximumDecodedScalars - total else { throw .tooLarge(offset: lengthOffset, value: UInt64(length)) }
             let deleted = header & 0x20 != 0
-            items.append(Item(
+            items.initializeElement(at: itemCount, to: Item(
                 agent: agent, length: UInt32(length), counter: counter, slot: total, originLeft: left, originRight: right,
                 deleted: deleted))
+            spans.initializeElement(at: itemCount, to: UInt32(length) << 1 | (deleted ? 1 : 0))
+            itemCount += 1
             total += length
             if !deleted { visible += length }
             lastEnd[Int(agent)] = end
-            noteCounters(agent: agent, end: end)
         }
         guard !rightIsNext else { throw .inconsistentState("the last run names a next one") }
 
@@ -92,10 +100,15 @@ extension TextSequence {
         guard byteCount >= visible else { throw .invalidText(offset: textOffset) }
         let text = reader.offset..<(reader.offset + byteCount)
         reader.offset += byteCount
-        list.content = try Self.scalars(of: items, text: reader.bytes, range: text, total: total)
-
-        try buildList(from: items, agentCount: agentCount)
-        for origin in explicitOrigins where !list.contains(origin) {
+        let decoded = UnsafeBufferPointer(rebasing: items[0..<itemCount])
+        let content = try Self.scalars(of: UnsafeBufferPointer(rebasing: spans[0..<itemCount]), text: reader.bytes, range: text, total: total)
+        let names = agents
+        list = try ItemListBuilder.list(of: decoded, content: content, agentCount: agentCount) { names[$0].description }
+        // An agent's sorted runs end at its highest counter.
+        for (agent, runs) in list.runs.enumerated() {
+            if let last = runs.last { noteCounters(agent: UInt32(agent), end: last.end) }
+        }
+        if let origin = list.firstMissing(of: explicitOrigins) {
             throw .inconsistentState("origin \(agents[Int(origin.agent)])@\(origin.counter) is missing")
         }
         let pendingCount = try reader.count(maximum: reader.remaining)
@@ -111,23 +124,52 @@ extension TextSequence {
     }
 
     /// Every slot's scalar: the visible runs' from `text` (UTF-8, exactly as many scalars as
-    /// they hold), the placeholder for deleted ones.
-    private static func scalars(of items: [Item], text bytes: [UInt8], range: Range<Int>, total: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
+    /// they hold), the placeholder for deleted ones; `spans` (length, and deletion in the low bit)
+    /// hold `total` slots in order.
+    ///
+    /// Runs are short and of every length, so the usual ones are written sixteen scalars at a
+    /// time whatever their length, past their end into the next run's slots (the array has room
+    /// for sixteen more): fewer branches to mispredict.
+    private static func scalars(of spans: UnsafeBufferPointer<UInt32>, text bytes: [UInt8], range: Range<Int>, total: Int) throws(TextDecodingError) -> [Unicode.Scalar] {
         var failure: Int?
         let placeholder = deletedPlaceholder
-        let content = [Unicode.Scalar](unsafeUninitializedCapacity: total) { buffer, initialized in
+        let placeholders = SIMD16<UInt32>(repeating: placeholder.value)
+        let content = [Unicode.Scalar](unsafeUninitializedCapacity: total + 16) { buffer, initialized in
             var slot = 0
-            defer { initialized = slot }
+            defer { initialized = min(slot, total) }
+            guard let output = UnsafeMutableRawPointer(buffer.baseAddress) else { return }
             bytes.withUnsafeBufferPointer { utf8 in
                 var position = range.lowerBound
                 let end = range.upperBound
-                for item in items {
-                    let stop = slot + Int(item.length)
-                    if item.deleted {
-                        while slot < stop {
-                            buffer.initializeElement(at: slot, to: placeholder)
-                            slot += 1
+                for span in spans {
+                    let length = Int(span >> 1)
+                    let stop = slot + length
+                    guard stop <= total else {
+                        failure = position
+                        return
+                    }
+                    if span & 1 != 0 {
+                        if length <= 16 {
+                            output.storeBytes(of: placeholders, toByteOffset: slot * 4, as: SIMD16<UInt32>.self)
+                        } else {
+                            buffer[slot..<stop].initialize(repeating: placeholder)
                         }
+                        slot = stop
+                        continue
+                    }
+                    // ASCII text (the usual case), sixteen bytes at a time; reading past the
+                    // run stays inside `bytes`.
+                    if end - position >= length, utf8.count - position >= length + 16, let input = utf8.baseAddress,
+                       Self.isASCII(input + position, count: length) {
+                        var offset = 0
+                        repeat {
+                            let chunk = UnsafeRawPointer(input + position + offset).loadUnaligned(as: SIMD16<UInt8>.self)
+                            output.storeBytes(
+                                of: SIMD16<UInt32>(truncatingIfNeeded: chunk), toByteOffset: (slot + offset) * 4, as: SIMD16<UInt32>.self)
+                            offset += 16
+                        } while offset < length
+                        slot = stop
+                        position += length
                         continue
                     }
                     while slot < stop {
@@ -150,11 +192,30 @@ extension TextSequence {
                         slot += 1
                     }
                 }
-                if position != end { failure = position }
+                if position != end || slot != total { failure = position }
             }
         }
         if let failure { throw .invalidText(offset: failure) }
         return content
+    }
+
+    /// Whether the `count` bytes at `start` are all ASCII; `count + 8` bytes must be readable.
+    @inline(__always)
+    private static func isASCII(_ start: UnsafePointer<UInt8>, count: Int) -> Bool {
+        let high: UInt64 = 0x8080_8080_8080_8080
+        if count <= 8 {
+            let word = UInt64(littleEndian: UnsafeRawPointer(start).loadUnaligned(as: UInt64.self))
+            return word & high & ~(UInt64.max << UInt64(8 * count)) == 0
+        }
+        var any: UInt64 = 0
+        var index = 0
+        while count - index >= 8 {
+            any |= UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)
+            index += 8
+        }
+        let rest = UInt64(littleEndian: UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self))
+        any |= rest & ~(UInt64.max << UInt64(8 * (count - index)))
+        return any & high == 0
     }
 
     /// The scalar of 2 to 4 bytes at `position` and its width; nil for anything that is not
@@ -179,51 +240,6 @@ extension TextSequence {
         guard value >= shortest, let scalar = Unicode.Scalar(value) else { return nil }
         return (scalar, width)
     }
-
-    /// Fills the leaves (three quarters full, so the first edits do not split them), the slot →
-    /// leaf index and the id → slot runs from `items` in text order, whose slots are consecutive.
-    private mutating func buildList(from items: [Item], agentCount: Int) throws(TextDecodingError) {
-        let perLeaf = ItemList.maximumLeafItems * 3 / 4
-        var leaves: [Leaf] = []
-        leaves.reserveCapacity(items.count / perLeaf + 1)
-        var leafOfSlot: [Int32] = []
-        leafOfSlot.reserveCapacity(list.content.count)
-        var runs = [[SlotRun]](repeating: [], count: agentCount)
-        var sorted = [Bool](repeating: true, count: agentCount)
-        var visibleCount = 0
-        var start = 0
-        repeat {
-            let chunk = items[start..<min(items.count, start + perLeaf)]
-            var leaf = Leaf(items: Array(chunk), visible: 0)
-            let number = Int32(leaves.count)
-            for item in chunk {
-                leaf.visible += item.visibleLength
-                leafOfSlot.append(contentsOf: repeatElement(number, count: Int(item.length)))
-                let agent = Int(item.agent)
-                if let last = runs[agent].last {
-                    if item.counter == last.end, item.slot == last.slot + Int(last.length) {
-                        runs[agent][runs[agent].count - 1].length += UInt64(item.length)
-                        continue
-                    }
-                    if item.counter < last.end { sorted[agent] = false }
-                }
-                runs[agent].append(SlotRun(start: item.counter, length: UInt64(item.length), slot: item.slot))
-            }
-            visibleCount += leaf.visible
-            leaves.append(leaf)
-            start += perLeaf
-        } while start < items.count
-        for agent in runs.indices where !sorted[agent] {
-            runs[agent].sort { $0.start < $1.start }
-            for (previous, next) in zip(runs[agent], runs[agent].dropFirst()) where previous.end > next.start {
-                throw .inconsistentState("id \(agents[agent])@\(next.start) appears twice")
-            }
-        }
-        list.leaves = leaves
-        list.order = (0..<Int32(leaves.count)).map { $0 }
-        list.orderOf = list.order
-        list.leafOfSlot = leafOfSlot
-        list.runs = runs
-        list.visibleCount = visibleCount
-    }
 }
+
+
