@@ -8,8 +8,20 @@ set -euo pipefail
 cd "$(dirname "$0")/../Modules/LocalAPI"
 work="${TMPDIR:-/tmp}/multidoc-openapi-generator"
 if [ ! -x "$work/.build/debug/swift-openapi-generator" ]; then
+    # A package that only depends on the generator: SwiftPM fetches it the way it fetches the
+    # project's own dependencies (a registry or mirror works where `git clone` cannot).
     rm -rf "$work"
-    git clone -q --branch 1.14.3 https://github.com/apple/swift-openapi-generator "$work"
+    mkdir -p "$work/Empty"
+    : > "$work/Empty/empty.swift"
+    cat > "$work/Package.swift" <<'MANIFEST'
+// swift-tools-version:5.9
+import PackageDescription
+let package = Package(
+    name: "generator",
+    dependencies: [.package(url: "https://github.com/apple/swift-openapi-generator", exact: "1.14.3")],
+    targets: [.target(name: "Empty", path: "Empty")]
+)
+MANIFEST
     swift build --package-path "$work" --product swift-openapi-generator
 fi
 rm -f Generated/*.swift

@@ -166,7 +166,22 @@ extension Components.Schemas.Document {
     init(_ document: Document) {
         self.init(
             id: document.id.uuidString.lowercased(), name: document.name, state: document.state,
-            origin: document.origin == .created ? .created : .discovered, viewable: document.viewable,
+            origin: document.origin == .created ? .created : .discovered, life: .init(document.life), viewable: document.viewable,
             downloadPercent: document.downloadPercent, modified: document.modified, problem: document.problem)
+    }
+}
+
+extension Components.Schemas.Document.lifePayload {
+    init(_ life: Document.Life) {
+        switch life {
+        case .listed: self = .listed
+        case .previewed: self = .previewed
+        case .downloading: self = .downloading
+        case .downloaded: self = .downloaded
+        case .damaged: self = .damaged
+        case .unreadable: self = .unreadable
+        case .trashed: self = .trashed
+        case .deleted: self = .deleted
+        }
     }
 }

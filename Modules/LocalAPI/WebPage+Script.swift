@@ -22,7 +22,7 @@ extension WebPage {
             row.className = "doc" + (d.viewable ? "" : " grey");
             row.dataset.id = d.id; row.dataset.name = d.name;
             cell(row, d.name); cell(row, d.state); cell(row, d.origin);
-            cell(row, d.viewable ? "yes" : "no"); cell(row, d.downloadPercent + "%");
+            cell(row, d.viewable ? "yes" : "no"); cell(row, d.life === "previewed" ? "preview" : d.downloadPercent + "%");
             row.onclick = () => { location.hash = "#/doc/" + d.id; };
             body.appendChild(row);
             if (open && open.id === d.id) { $("detail-name").textContent = d.name; $("detail-state").textContent = d.state; }

@@ -45,6 +45,8 @@ import TestSupport
         #expect(!badJSON.body.contains(daemon.token), "an error must not echo the token")
         let created = try daemon.request("POST", "/api/documents", json: #"{"name":"Notes"}"#)
         #expect(created.status == 201, "\(created)")
+        let listed = try daemon.request("GET", "/api/documents")
+        #expect(listed.body.contains(#""life" : "downloaded""#), "a document made here is downloaded: \(listed.body)")
         let outOfRange = try daemon.request("POST", "/api/documents/Notes/edits", json: #"{"kind":"delete","at":100000,"length":2}"#)
         #expect(outOfRange.status == 400, "\(outOfRange)")
         let reserved = try daemon.request("POST", "/api/documents", json: #"{"name":"document.json"}"#)

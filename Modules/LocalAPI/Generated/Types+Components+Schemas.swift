@@ -48,6 +48,23 @@ extension Components {
             }
             /// - Remark: Generated from `#/components/schemas/Document/origin`.
             internal var origin: Components.Schemas.Document.originPayload
+            /// Where the document is in its life on this device (Docs/STATES.md); previewed is never downloaded.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Document/life`.
+            internal enum lifePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case listed = "listed"
+                case previewed = "previewed"
+                case downloading = "downloading"
+                case downloaded = "downloaded"
+                case damaged = "damaged"
+                case unreadable = "unreadable"
+                case trashed = "trashed"
+                case deleted = "deleted"
+            }
+            /// Where the document is in its life on this device (Docs/STATES.md); previewed is never downloaded.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Document/life`.
+            internal var life: Components.Schemas.Document.lifePayload
             /// - Remark: Generated from `#/components/schemas/Document/viewable`.
             internal var viewable: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/Document/downloadPercent`.
@@ -63,6 +80,7 @@ extension Components {
             ///   - name:
             ///   - state: The seed's status words, e.g. Normal or Closed|Editing Disabled.
             ///   - origin:
+            ///   - life: Where the document is in its life on this device (Docs/STATES.md); previewed is never downloaded.
             ///   - viewable:
             ///   - downloadPercent:
             ///   - modified:
@@ -72,6 +90,7 @@ extension Components {
                 name: Swift.String,
                 state: Swift.String,
                 origin: Components.Schemas.Document.originPayload,
+                life: Components.Schemas.Document.lifePayload,
                 viewable: Swift.Bool,
                 downloadPercent: Swift.Int,
                 modified: Foundation.Date? = nil,
@@ -81,6 +100,7 @@ extension Components {
                 self.name = name
                 self.state = state
                 self.origin = origin
+                self.life = life
                 self.viewable = viewable
                 self.downloadPercent = downloadPercent
                 self.modified = modified
@@ -91,6 +111,7 @@ extension Components {
                 case name
                 case state
                 case origin
+                case life
                 case viewable
                 case downloadPercent
                 case modified
