@@ -63,10 +63,13 @@ public struct TextChange: Hashable, Sendable {
             stop = scalars.index(start, offsetBy: range.count)
         }
         guard text.unicodeScalars[start..<stop].elementsEqual(change.removed) else { return nil }
-        var spliced = String(text.unicodeScalars[..<start])
+        // One buffer of the final size, each side's UTF-8 copied into it once: a long text costs
+        // one copy, not a copy of the front and another when the buffer grows.
+        var spliced = String()
         spliced.reserveCapacity(text.utf8.count + change.inserted.count * 4)
+        spliced.append(contentsOf: Substring(text.unicodeScalars[..<start]))
         spliced.unicodeScalars.append(contentsOf: change.inserted)
-        spliced.append(contentsOf: String(text.unicodeScalars[stop...]))
+        spliced.append(contentsOf: Substring(text.unicodeScalars[stop...]))
         return spliced
     }
 }

@@ -31,4 +31,26 @@ import Text
         #expect(TextChange.applying([fine, wrong], to: "abcdef", count: 6) == nil)
         #expect(TextChange.applying([fine, past], to: "abcdéf", count: 6) == nil)
     }
+
+    /// One change spliced anywhere, inside a grapheme cluster too (between a letter and its
+    /// combining accent, or the parts of a flag), gives the scalars a plain array edit gives.
+    @Test func oneChangeSplicesAtAnyScalar() {
+        let texts = ["e\u{301}x", "🇫🇷🇩🇪", "ab\u{301}\u{302}c", "plain ascii text"]
+        let insertions = [scalars(""), scalars("Z"), scalars("\u{301}"), scalars("ü🎉")]
+        for text in texts {
+            let all = scalars(text)
+            for position in 0...all.count {
+                for length in 0...min(2, all.count - position) {
+                    for inserted in insertions {
+                        let removed = Array(all[position..<(position + length)])
+                        let change = TextChange(position: position, removed: removed, inserted: inserted)
+                        var expected = all
+                        expected.replaceSubrange(position..<(position + length), with: inserted)
+                        let spliced = TextChange.applying([change], to: text, count: all.count)
+                        #expect(spliced.map(scalars) == expected, "\(text) at \(position), \(length) removed")
+                    }
+                }
+            }
+        }
+    }
 }
