@@ -92,10 +92,10 @@ extension Replicator {
             var firstUnreadable: [DeviceID: UInt64] = [:]
             var changesRead = 0
             for (position, (origin, sequence)) in zip(batch.indices, batch) where !stopped.contains(origin) {
-                // A batch also ends after ``importBatchChanges`` changes and text operations (the
+                // A batch also ends once its logs weigh ``importBatchWeight`` (the
                 // rest waits for the next one): a transaction holds every log it applies, decoded,
                 // and a backlog of long logs would otherwise all be in memory at once.
-                if changesRead >= Self.importBatchChanges, unreadable.isEmpty {
+                if changesRead >= Self.importBatchWeight, unreadable.isEmpty {
                     pending.insert(contentsOf: batch[position...], at: 0)
                     break
                 }
@@ -114,7 +114,7 @@ extension Replicator {
                         firstUnreadable[origin] = nil
                     }
                     logs.append(log)
-                    changesRead += log.changes.reduce(0) { $0 + 1 + ($1.texts?.values.reduce(0) { $0 + $1.count } ?? 0) }
+                    changesRead += Self.importWeight(of: log)
                 } catch {
                     if firstUnreadable[origin] == nil { firstUnreadable[origin] = sequence }
                     // Its writer is the one device sure to hold what it did.
@@ -173,7 +173,7 @@ extension Replicator {
     /// arrived logs that continue its applied sequence, read and applied in one transaction
     /// (not synced, as ``importPending(_:into:)``'s). Nil when that is not the whole story and
     /// the caller must run ``importPending(_:into:)``: more arrived than one import transaction
-    /// takes (``importBatchSize`` logs, ``importBatchChanges`` changes), the store has applied nothing yet (a first
+    /// takes (``importBatchSize`` logs, ``importBatchWeight``), the store has applied nothing yet (a first
     /// import builds from baselines), an arrived log does not continue its device's sequence (a
     /// gap, reported there), a log cannot be read or checked (quarantined there), or it waits
     /// for another device's log. What it imports is exactly what ``importPending(_:into:)`` would
@@ -205,8 +205,8 @@ extension Replicator {
                 else { return nil }
                 logs.append(log)
                 // A backlog is the whole import's, which bounds what one transaction holds.
-                changesRead += log.changes.reduce(0) { $0 + 1 + ($1.texts?.values.reduce(0) { $0 + $1.count } ?? 0) }
-                guard logs.count <= importBatchSize, changesRead <= Self.importBatchChanges else { return nil }
+                changesRead += Self.importWeight(of: log)
+                guard logs.count <= importBatchSize, changesRead <= Self.importBatchWeight else { return nil }
                 next += 1
             }
             // A later log already there (it waited behind a gap the arrival fills) is the whole

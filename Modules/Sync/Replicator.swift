@@ -34,9 +34,18 @@ public struct Replicator: Sendable {
     public var preparesNextLog = false
     let now: @Sendable () -> Date
 
-    /// The changes and text operations one import transaction reads at most (past its last
-    /// log): a backlog of 4,000 saves of 64 edits each was 260,000 operations in one transaction.
-    public static let importBatchChanges = 20_000
+    /// The weight of the logs one import transaction reads at most (past its last log; see
+    /// ``importWeight(of:)``): a backlog of 4,000 saves of 64 edits each was 260,000 text
+    /// operations in one transaction (372 MB). Each transaction's commit compares every object
+    /// of the store, so a bound in plain changes as low as the text operations need made a
+    /// backlog of 100,000 plain changes five transactions and a third slower.
+    public static let importBatchWeight = 100_000
+
+    /// What a log weighs against ``importBatchWeight``: a change counts one, a text operation
+    /// five (its scalars, ids and the text state it grows stay in memory until the commit).
+    static func importWeight(of log: TransactionLog) -> Int {
+        log.changes.reduce(0) { $0 + 1 + 5 * ($1.texts?.values.reduce(0) { $0 + $1.count } ?? 0) }
+    }
 
     public init(container: Container, device: DeviceIdentity, baselineThreshold: Int = 100, importBatchSize: Int = 5_000, now: @escaping @Sendable () -> Date = Date.init) {
         self.container = container
