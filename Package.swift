@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
@@ -56,13 +57,13 @@ let package = Package(
         .target(
             name: "MultidocKit", dependencies: ["Engine", "Model", "Settings", "Storage", logging], path: "Modules/MultidocKit"
         ),
-        // The daemon's local API: `openapi.yaml`, its server code generated once into
-        // `Generated/` (Tools/generate-api.sh), the handlers and the web page.
+        // The daemon's local API: `openapi.yaml`, its server code generated at build time by
+        // swift-openapi-generator's plugin, the handlers and the web page.
         .target(
             name: "LocalAPI",
             dependencies: ["MultidocKit", hummingbird, openAPIRuntime, openAPIHummingbird, httpTypes, nioCore, logging, serviceLifecycle],
             path: "Modules/LocalAPI",
-            exclude: ["openapi.yaml", "openapi-generator-config.yaml", "Generated/openapi.sha256"]
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .target(name: "Syncthing", dependencies: ["Sync", "Settings", logging], path: "Modules/Syncthing"),
         .target(name: "Text", dependencies: ["Model"], path: "Modules/Text"),
@@ -149,7 +150,7 @@ let package = Package(
         ),
         .testTarget(name: "MultidocKitTests", dependencies: ["MultidocKit", "TestSupport"], path: "Tests/MultidocKitTests"),
         .testTarget(
-            name: "LocalAPITests", dependencies: ["TestSupport", crypto], path: "Tests/LocalAPITests", exclude: ["Browser"]
+            name: "LocalAPITests", dependencies: ["TestSupport"], path: "Tests/LocalAPITests", exclude: ["Browser"]
         ),
         .testTarget(
             name: "ReliabilityTests",

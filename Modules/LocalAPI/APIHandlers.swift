@@ -3,7 +3,7 @@ import HTTPTypes
 import MultidocKit
 import OpenAPIRuntime
 
-/// The API's operations (generated from `openapi.yaml` into `Generated/`), each one call of
+/// The API's operations (generated from `openapi.yaml` at build time), each one call of
 /// the device's public API. Failures are answers, never thrown: a ``MultidocError`` becomes
 /// the JSON error with its status (``APIFailure``).
 struct APIHandlers: APIProtocol {

@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// The daemon's local API and web page: JSON over HTTP on 127.0.0.1 only, every request
 /// checked against the root's token (``TokenCheck``), bodies over ``maximumBody`` refused
 /// (413), every failure answered as JSON with its status (``ErrorAnswers``). The operations
-/// are `openapi.yaml`'s, generated into `Generated/` and served by ``APIHandlers``; the page
+/// are `openapi.yaml`'s, generated at build time and served by ``APIHandlers``; the page
 /// (``WebPage``) is `GET /`.
 public struct LocalAPIServer: Service {
     /// The largest request body taken, in bytes.
