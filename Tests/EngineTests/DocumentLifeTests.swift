@@ -62,9 +62,9 @@ import TestSupport
         for n in 0..<(DocumentLibrary.importsBeforePreviewing + 1) {
             ids.append(try await a.create(name: DocumentName("Doc \(n)")).id)
         }
-        // Files older than a quiet mark's two seconds: the previews leave marks, which the list
-        // right after trusts without a look (a busy machine gets there without the wait).
-        try await Task.sleep(for: .milliseconds(2_100))
+        // Files older than a quiet mark's two seconds (backdated, not waited for): the previews
+        // leave marks, which the list right after trusts without a look.
+        try Self.backdate(harness.container, by: 3)
         _ = await b.sync(firstImports: .whenNeeded)
         let rows = await b.list()
         #expect(rows.allSatisfy { $0.life == .previewed && $0.previewed && $0.downloadPercent == 0 })
@@ -103,5 +103,15 @@ import TestSupport
         #expect(row.life == .damaged && row.problem != nil)
         await b.closeAll()
         await a.closeAll()
+    }
+
+    /// Sets the modification time of everything under `folder` (and itself) `seconds` back.
+    static func backdate(_ folder: URL, by seconds: TimeInterval) throws {
+        let past = Date(timeIntervalSinceNow: -seconds)
+        let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
+        for case let url as URL in walker?.allObjects ?? [] {
+            try FileManager.default.setAttributes([.modificationDate: past], ofItemAtPath: url.path)
+        }
+        try FileManager.default.setAttributes([.modificationDate: past], ofItemAtPath: folder.path)
     }
 }
