@@ -270,12 +270,7 @@ public final class LibraryModel {
         guard let id = open?.id else { return }
         if text != original {
             do {
-                let outcome = if let edits {
-                    try await library.saveEditedText(id, text, editedFrom: original, edits: edits)
-                } else {
-                    try await library.saveEditedText(id, text, editedFrom: original)
-                }
-                switch outcome {
+                switch try await save(id, text, editedFrom: original, edits: edits) {
                 case .mine: show("saved")
                 case .mergedWithPeer: show("saved, with what a peer added meanwhile")
                 case .keptBoth: show("saved; a peer changed the same part meanwhile: both versions kept, theirs first")
@@ -347,15 +342,17 @@ public final class LibraryModel {
         }
     }
 
+    /// `text` saved as the editor's `edits` at their places, or diffed whole without them.
+    private func save(_ id: DocumentID, _ text: String, editedFrom original: String, edits: [TextEdit.Kind]?) async throws -> TextMerge.Outcome {
+        if let edits { return try await library.saveEditedText(id, text, editedFrom: original, edits: edits) }
+        return try await library.saveEditedText(id, text, editedFrom: original)
+    }
+
     /// Leaves cleanly: an edit still open is saved, the inspected document is released,
     /// outboxes are shipped and stores closed.
     public func finish(editedText: String?, editedFrom original: String?, edits: [TextEdit.Kind]? = nil) async {
         if let editedText, let original, editedText != original, let id = open?.id {
-            if let edits {
-                _ = try? await library.saveEditedText(id, editedText, editedFrom: original, edits: edits)
-            } else {
-                _ = try? await library.saveEditedText(id, editedText, editedFrom: original)
-            }
+            _ = try? await save(id, editedText, editedFrom: original, edits: edits)
         }
         await library.inspect(nil)
         await library.flushAll()
