@@ -61,7 +61,7 @@ let package = Package(
         // swift-openapi-generator's plugin, the handlers and the web page.
         .target(
             name: "LocalAPI",
-            dependencies: ["MultidocKit", hummingbird, openAPIRuntime, openAPIHummingbird, httpTypes, nioCore, logging, serviceLifecycle],
+            dependencies: ["MultidocKit", "Model", hummingbird, openAPIRuntime, openAPIHummingbird, httpTypes, nioCore, logging, serviceLifecycle],
             path: "Modules/LocalAPI",
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
@@ -148,7 +148,7 @@ let package = Package(
             dependencies: ["TestSupport", "FileIO", "Engine", "Sync", "Storage", "Settings", "Model", logging],
             path: "Tests/DaemonTests"
         ),
-        .testTarget(name: "MultidocKitTests", dependencies: ["MultidocKit", "TestSupport"], path: "Tests/MultidocKitTests"),
+        .testTarget(name: "MultidocKitTests", dependencies: ["MultidocKit", "Model", "TestSupport"], path: "Tests/MultidocKitTests"),
         .testTarget(
             name: "LocalAPITests", dependencies: ["TestSupport"], path: "Tests/LocalAPITests", exclude: ["Browser"]
         ),

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Model
 import MultidocKit
 import OpenAPIRuntime
 

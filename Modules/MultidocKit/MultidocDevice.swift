@@ -316,7 +316,7 @@ extension Document {
             id: summary.id.uuid, name: summary.name, state: summary.state.description,
             origin: summary.origin == .created ? .created : .discovered, viewable: summary.viewable,
             downloadPercent: summary.downloadPercent, modified: summary.modified, problem: summary.problem,
-            life: Life(rawValue: summary.life.rawValue) ?? .listed)
+            life: summary.life)
     }
 }
 

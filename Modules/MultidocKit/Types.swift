@@ -1,4 +1,5 @@
 import Foundation
+import Model
 
 /// One document as this device sees it: a row of the master list.
 public struct Document: Sendable, Equatable, Codable, Identifiable {
@@ -22,26 +23,9 @@ public struct Document: Sendable, Equatable, Codable, Identifiable {
     /// ``downloadPercent`` agree with.
     public var life: Life
 
-    /// Where a document is in its life on this device.
-    public enum Life: String, Sendable, Equatable, Codable, CaseIterable {
-        /// Known by name only: nothing of its content is here yet.
-        case listed
-        /// Read from the container into memory: it shows while the container is there, and
-        /// nothing of it is on this device. Never downloaded.
-        case previewed
-        /// On this device, with saves in the container still to apply.
-        case downloading
-        /// On this device with everything the container holds: it opens with the container gone.
-        case downloaded
-        /// Its store here is damaged; AttemptErrorRecovery rebuilds it.
-        case damaged
-        /// Its store could not be opened, though not damaged (``Document/problem`` says why).
-        case unreadable
-        /// Deleted, and kept in the device's trash.
-        case trashed
-        /// Deleted.
-        case deleted
-    }
+    /// Where a document is in its life on this device: the engine's own states, so a front end
+    /// built on this library and the CLI never disagree on what a document is.
+    public typealias Life = DocumentLife
 
     /// Where a document came from.
     public enum Origin: String, Sendable, Equatable, Codable {

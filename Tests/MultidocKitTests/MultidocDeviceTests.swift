@@ -1,4 +1,5 @@
 import Foundation
+import Model
 import MultidocKit
 import Testing
 import TestSupport

@@ -1,6 +1,3 @@
-import Model
-import Storage
-
 /// Where a document is in its life on this device, as a user sees it (Docs/STATES.md): the one
 /// value the listing, the catalog's quiet marks, the passes and every front end read, instead of
 /// combining a preview flag, a download percentage and a problem.
@@ -24,7 +21,7 @@ public enum DocumentLife: String, Sendable, Hashable, CaseIterable, Codable {
     /// Its store could not be opened or made, and is not damaged: another process holds it, a
     /// full disk, permissions, a newer schema.
     case unreadable
-    /// Deleted, and its store is kept in `<root>/Trash/` for ``DocumentLibrary/trashDays``
+    /// Deleted, and its store is kept in `<root>/Trash/` for the library's `trashDays`
     /// days: `restore` brings its text back as a new document.
     case trashed
     /// Deleted, nothing of it kept here; its UUID never comes back.
@@ -107,13 +104,4 @@ public enum DocumentLife: String, Sendable, Hashable, CaseIterable, Codable {
 
     /// Whether it is in the master table (not deleted, not in the trash).
     public var isListed: Bool { self != .trashed && self != .deleted }
-
-    /// The life of a document whose store failed to open with `error`: damaged when it is not a
-    /// valid store (what recovery rebuilds), unreadable otherwise.
-    static func failed(_ error: StoreError) -> DocumentLife {
-        switch error.kind {
-        case .corrupt, .truncated, .notFound: .damaged
-        case .unreadable, .busy, .writeFailed, .newerSchema, .closed: .unreadable
-        }
-    }
 }
