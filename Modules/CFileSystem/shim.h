@@ -12,3 +12,12 @@ static inline int multidoc_rename_exchange(const char *first, const char *second
     if (!renameat2) return -2;
     return renameat2(-100 /* AT_FDCWD */, first, -100, second, 1u << 1 /* RENAME_EXCHANGE */);
 }
+
+/// Renames `source` to `target` only if no file is there (RENAME_NOREPLACE), atomically: a file
+/// another process puts there first is never replaced. Returns 0; -1 with errno set (EEXIST:
+/// a file is there; EINVAL or ENOSYS: the file system or kernel cannot); or -2 when the C
+/// library has no renameat2.
+static inline int multidoc_rename_noreplace(const char *source, const char *target) {
+    if (!renameat2) return -2;
+    return renameat2(-100 /* AT_FDCWD */, source, -100, target, 1u << 0 /* RENAME_NOREPLACE */);
+}

@@ -236,7 +236,7 @@ extension DocumentLibrary {
         // The format the device file remembers (the identity check writes it there): another
         // process of this device may have seen the container, or its move to format 2, since
         // this one last looked; without the container, what the device saw last.
-        let format = root.savedDevice()?.logFormat ?? .version1
+        let format = savedLogFormat()
         // One durable step per save (Docs/RELIABILITY.md): a save shipped now is acknowledged
         // once its log is in the container, so its commit is not synced; the store is synced
         // instead if the log cannot be written.
@@ -271,6 +271,16 @@ extension DocumentLibrary {
         if shipsNow, let cloud { restampOwnLogs(id, container: cloud.container) }
         // The save is done and shipped: now is when the store's housekeeping can wait.
         document.store.checkpointIfDue()
+    }
+
+    /// The log format the device file says (version 1 without one), read again only when the
+    /// file changed or was written in the last two seconds.
+    func savedLogFormat() -> LogFormat {
+        let file = FileIdentity(path: root.deviceFileURL.path)
+        if let file, let saved = deviceFileFormat, saved.file == file, !file.isRecent { return saved.format }
+        let format = root.savedDevice()?.logFormat ?? .version1
+        deviceFileFormat = file.map { ($0, format) }
+        return format
     }
 
     /// This device's own log folder in ``importedBeforeSave`` stamped again after a save shipped

@@ -45,6 +45,16 @@ public enum AtomicFile {
     /// temporary name of this write's own, so two writers never share it) and filled instead of
     /// a new file: no inode is made while the caller waits.
     public static func write(_ data: Data, to url: URL, mode: mode_t = 0o600, durability: Durability, usingSpare: Bool = false) throws(FileIOError) {
+        _ = try write(data, to: url, mode: mode, durability: durability, usingSpare: usingSpare, replacing: true)
+    }
+
+    /// ``write(_:to:mode:durability:usingSpare:)``; without `replacing`, the file is put in place
+    /// only if nothing is there when it is renamed (`RENAME_NOREPLACE`), and false is returned
+    /// otherwise (the existing file is left alone, nothing of this write stays). Where the file
+    /// system cannot refuse to replace, nothing there is checked just before the rename.
+    static func write(
+        _ data: Data, to url: URL, mode: mode_t, durability: Durability, usingSpare: Bool, replacing: Bool
+    ) throws(FileIOError) -> Bool {
         let directory = url.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(
             "\(temporaryPrefix)\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))", isDirectory: false)
@@ -75,66 +85,29 @@ public enum AtomicFile {
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "close", errno: code)
         }
+        if !replacing {
+            let placed = multidoc_rename_noreplace(temporary.path, url.path)
+            let refused = placed == -2 ? ENOSYS : errno
+            if placed != 0, refused == EEXIST || ((refused == EINVAL || refused == ENOSYS) && FileManager.default.fileExists(atPath: url.path)) {
+                unlink(temporary.path)
+                return false
+            }
+            if placed != 0, refused != EINVAL, refused != ENOSYS {
+                unlink(temporary.path)
+                throw FileIOError(path: url.path, operation: "rename", errno: refused)
+            }
+            if placed == 0 {
+                if durability == .durable { try syncDirectory(directory) }
+                return true
+            }
+        }
         if rename(temporary.path, url.path) != 0 {
             let code = errno
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "rename", errno: code)
         }
         if durability == .durable { try syncDirectory(directory) }
-    }
-
-    /// Replaces a file that one process rewrites all the time (the daemon's status after every
-    /// pass), whole but not durably, like `write(_:to:durable: false)`, without freeing an
-    /// inode each time: the new contents go into a spare file beside it (``temporaryPrefix``,
-    /// kept between calls), which is then swapped with the file (`renameat2` with
-    /// `RENAME_EXCHANGE`). A rename over the file freed its old inode on every call, and ext4
-    /// without a journal scans every inode freed in the last 5–10 s each time it creates a file
-    /// (`find_inode_bit`, `recently_deleted`): a daemon's status written 50 times a second made
-    /// every log it created cost a scan of hundreds. Where the swap cannot be made (the first
-    /// write, a file system without it) the spare is renamed over the file as before.
-    ///
-    /// The spare is the file readers had a moment ago: a reader that opened it then may still
-    /// be reading it. Readers use ``readRewritten(_:limit:)``, which reads under a shared
-    /// `flock`; the writer empties and fills the spare only under an exclusive one, and writes
-    /// a new file as before while a reader holds the spare.
-    ///
-    /// One writer at a time: two processes rewriting the same file would share the spare.
-    public static func rewrite(_ data: Data, to url: URL, mode: mode_t = 0o600) throws(FileIOError) {
-        let spare = spareTemporary(for: url)
-        let fd = open(spare.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw FileIOError(path: spare.path, operation: "create", errno: errno) }
-        var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
-        while !locked, errno == EINTR { locked = flock(fd, LOCK_EX | LOCK_NB) == 0 }
-        guard locked else {
-            // A reader is still on it: a new file this time (its inode freed when replaced).
-            _ = close(fd)
-            return try write(data, to: url, mode: mode, durability: .none)
-        }
-        // The lock goes with the descriptor, once the new contents are in place.
-        defer { _ = close(fd) }
-        let code = ftruncate(fd, 0) == 0 ? data.withUnsafeBytes { writeAll($0, to: fd) } : errno
-        if code != 0 {
-            unlink(spare.path)
-            throw FileIOError(path: url.path, operation: "write", errno: code)
-        }
-        let exchanged = multidoc_rename_exchange(spare.path, url.path)
-        if exchanged == 0 { return }
-        let refused = exchanged == -2 ? ENOSYS : errno
-        guard refused == ENOENT || refused == EINVAL || refused == ENOSYS || refused == EPERM else {
-            unlink(spare.path)
-            throw FileIOError(path: url.path, operation: "exchange", errno: refused)
-        }
-        if rename(spare.path, url.path) != 0 {
-            let failure = errno
-            unlink(spare.path)
-            throw FileIOError(path: url.path, operation: "rename", errno: failure)
-        }
-    }
-
-    /// Removes a file ``rewrite(_:to:mode:)`` keeps, and its spare.
-    public static func removeRewritten(_ url: URL) {
-        unlink(url.path)
-        unlink(spareTemporary(for: url).path)
+        return true
     }
 
     /// The empty file made ahead beside `url` that a write `usingSpare` fills.
@@ -163,13 +136,14 @@ public enum AtomicFile {
         }
     }
 
-    /// Writes `data` to `url` only if nothing is there yet (write-once files). Returns false when a
-    /// file already exists; the existing file is left alone.
+    /// Writes `data` to `url` durably only if nothing is there yet (write-once files). Returns
+    /// false when a file already exists, even one put there by another process while this one
+    /// wrote (`RENAME_NOREPLACE`); the existing file is left alone. True means the file at `url`
+    /// is this write's.
     @discardableResult
     public static func writeOnce(_ data: Data, to url: URL, usingSpare: Bool = false) throws(FileIOError) -> Bool {
         if FileManager.default.fileExists(atPath: url.path) { return false }
-        try write(data, to: url, durability: .durable, usingSpare: usingSpare)
-        return true
+        return try write(data, to: url, mode: 0o600, durability: .durable, usingSpare: usingSpare, replacing: false)
     }
 
     /// Appends `data` to the existing file at `url` in one `write` (not durably: for caches
@@ -296,12 +270,6 @@ public enum AtomicFile {
         Data(try readBytes(url, limit: limit, followSymlinks: followSymlinks))
     }
 
-    /// Reads a file that ``rewrite(_:to:mode:)`` keeps, whole: under a shared `flock`, which the
-    /// writer's exclusive one excludes while it fills the file this reader may have opened.
-    public static func readRewritten(_ url: URL, limit: Int = defaultReadLimit) throws(FileIOError) -> Data {
-        Data(try readBytes(url, limit: limit, followSymlinks: true, sharedLock: true))
-    }
-
     /// ``read(_:limit:followSymlinks:)`` into bytes, read straight into one array of the
     /// file's size (the catalog of 10,000 documents is megabytes: growing a `Data` by chunks
     /// and copying it into an array was a fifth of a command).
@@ -309,7 +277,7 @@ public enum AtomicFile {
         try readBytes(url, limit: limit, followSymlinks: followSymlinks, sharedLock: false)
     }
 
-    private static func readBytes(_ url: URL, limit: Int, followSymlinks: Bool, sharedLock: Bool) throws(FileIOError) -> [UInt8] {
+    static func readBytes(_ url: URL, limit: Int, followSymlinks: Bool, sharedLock: Bool) throws(FileIOError) -> [UInt8] {
         var flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK
         if !followSymlinks { flags |= O_NOFOLLOW }
         let fd = open(url.path, flags)
@@ -373,27 +341,5 @@ public enum AtomicFile {
             throw FileIOError(path: url.path, operation: "read", errno: EFBIG, detail: "it grew past the \(limit)-byte limit while being read")
         }
         return bytes
-    }
-}
-
-/// A file operation that failed, with the path and the system's reason.
-public struct FileIOError: Error, Sendable, CustomStringConvertible {
-    public let path: String
-    public let operation: String
-    public let code: Int32
-    public let detail: String?
-
-    public init(path: String, operation: String, errno code: Int32, detail: String? = nil) {
-        self.path = path
-        self.operation = operation
-        self.code = code
-        self.detail = detail
-    }
-
-    public var isMissing: Bool { code == ENOENT }
-
-    public var description: String {
-        let reason = detail ?? String(cString: strerror(code))
-        return "cannot \(operation) \(path): \(reason)"
     }
 }

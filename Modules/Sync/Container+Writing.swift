@@ -59,17 +59,25 @@ extension Container {
     }
 
     /// Writes a log file unless it is already there (a retry after a crash writes the same bytes).
+    @discardableResult
     public func writeLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> URL {
+        try placeLog(data, document: document, device: device, sequence: sequence).url
+    }
+
+    /// ``writeLog(_:document:device:sequence:)``, saying whether the file at its place is the one
+    /// just written (`placed`): false when a file was there already, whatever it holds.
+    func placeLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> (url: URL, placed: Bool) {
         let url = logURL(document, device: device, sequence: sequence)
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        let placed: Bool
         do {
             try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
-            try AtomicFile.writeOnce(data, to: url, usingSpare: true)
+            placed = try AtomicFile.writeOnce(data, to: url, usingSpare: true)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)
         }
-        didChangeFile(url)
-        return url
+        if placed { didChangeFile(url) }
+        return (url, placed)
     }
 
     /// Reads a JSON record written by ``writeJSON(_:to:pretty:limit:)``: no links followed, at most

@@ -38,10 +38,16 @@ extension Replicator {
         let resealed = try resealed(outbox, in: store)
         var written: [URL] = []
         for (sequence, data) in resealed.sorted(by: { $0.key < $1.key }) {
-            let url = try container.writeLog(data, document: document, device: device.id, sequence: sequence)
-            // The slot must now hold exactly this log. Anything else there — a file too big to be
-            // a log, another log of this sequence (a copy of this device's root, or a restored
-            // backup, saved the same numbers; or a forgery) — keeps the log in the outbox.
+            let (url, placed) = try container.placeLog(data, document: document, device: device.id, sequence: sequence)
+            // Put in place only where nothing was (`RENAME_NOREPLACE`): the slot holds this log.
+            if placed {
+                written.append(url)
+                continue
+            }
+            // The slot held a file already, which must be exactly this log (a retry after a
+            // crash). Anything else there — a file too big to be a log, another log of this
+            // sequence (a copy of this device's root, or a restored backup, saved the same
+            // numbers; or a forgery) — keeps the log in the outbox.
             let existing: Data?
             do {
                 existing = try container.readFile(url, limit: TransactionLog.maximumFileSize)

@@ -78,7 +78,7 @@ extension SQLiteSchema {
         let decoder = JSONDecoder()
         for row in try Row.fetchAll(db, sql: "SELECT id, entry FROM history ORDER BY id") {
             do {
-                contents.sync.history.append(try decoder.decode(TextSave.self, from: try blob(row, "entry", table: "history")))
+                contents.sync.history.append(try TextSave.decoded([UInt8](try blob(row, "entry", table: "history")), json: decoder))
             } catch let error as DatabaseError {
                 throw error
             } catch {

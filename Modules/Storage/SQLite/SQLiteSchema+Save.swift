@@ -119,10 +119,9 @@ extension SQLiteSchema {
         let history = Self.historyChanges(committed: committedHistory, now: after.sync.history)
         if !history.added.isEmpty || !history.removed.isEmpty {
             changed = true
-            let encoder = JSONEncoder()
+            let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO history (id, entry) VALUES (?, ?)")
             for entry in history.added {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO history (id, entry) VALUES (?, ?)")
-                    .execute(arguments: [Int64(clamping: entry.id), try encoder.encode(entry)])
+                try insert.execute(arguments: [Int64(clamping: entry.id), Data(entry.encodedBytes())])
             }
             for id in history.removed {
                 try db.cachedStatement(sql: "DELETE FROM history WHERE id = ?").execute(arguments: [Int64(clamping: id)])
