@@ -71,7 +71,10 @@ extension Container {
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
         let placed: Bool
         do {
-            try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
+            // The device's log folder is there after its first log: one `lstat` (no link on the way,
+            // as just checked), not a `mkdir` refused.
+            let folder = url.deletingLastPathComponent()
+            if !Self.isFolder(folder) { try AtomicFile.makeDirectory(folder, below: root) }
             placed = try AtomicFile.writeOnce(data, to: url, usingSpare: true)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)
