@@ -30,8 +30,8 @@ enum SQLiteSchema {
     /// `attributes.value` column of layouts v1–v3, which only the migrations read and write now
     /// (v2 sets the model version; v4 reads every value into `records`).
     ///
-    /// Written by hand, read by hand for the forms written here (session 9: through `JSONEncoder`
-    /// and `JSONDecoder` each value cost several microseconds; it keeps the v4 migration of a
+    /// Written by hand, read by hand for the forms written here (through `JSONEncoder` and
+    /// `JSONDecoder` each value costs several microseconds; it keeps the v4 migration of a
     /// large store quick). Anything else (a value written by an earlier build, or by hand) is read
     /// by `JSONDecoder`.
     static func encode(_ value: AttributeValue) throws -> String {
