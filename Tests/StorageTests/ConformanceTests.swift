@@ -280,8 +280,8 @@ private func richContents() -> StoreContents {
     }
 
     @Test(arguments: [
-        (["v6"], nil, Int64(6)),  // One migration more, but schema version 6.
-        (["v6-tables", "v6-indexes"], "6", 6),  // Two migrations more, one version.
+        (["v7"], nil, Int64(7)),  // One migration more, but schema version 7.
+        (["v7-tables", "v7-indexes"], "7", 7),  // Two migrations more, one version.
     ] as [([String], String?, Int64)])
     func aNewerSQLiteSchemaIsRefusedWithItsVersion(migrations: [String], recorded: String?, version: Int64) throws {
         let folder = try TemporaryDirectory("store")

@@ -61,6 +61,32 @@ import TestSupport
         #expect(try reopened.read().sync.history == Self.entries() + [later])
     }
 
+    /// A store from before the binary form (its history in JSON, migration "v6" not run) is
+    /// migrated on open: every entry in the binary form, the same entries read back.
+    @Test func aStoreWithJSONHistoryIsMigratedToTheBinaryForm() throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try Backend.sqliteWAL.open(folder)
+        try store.write { $0.sync.values["name"] = "Old" }
+        store.close()
+        let path = folder.appending("store.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v6'")
+            for entry in Self.entries() {
+                try db.execute(sql: "INSERT INTO history (id, entry) VALUES (?, ?)", arguments: [Int64(entry.id), try JSONEncoder().encode(entry)])
+            }
+        }
+        try queue.close()
+        let migrated = try Backend.sqliteWAL.open(folder, create: false)
+        #expect(try migrated.read().sync.history == Self.entries())
+        migrated.close()
+        let check = try DatabaseQueue(path: path)
+        let firstBytes = try check.read { db in try Data.fetchAll(db, sql: "SELECT entry FROM history ORDER BY id").map(\.first) }
+        try check.close()
+        #expect(firstBytes == [1, 1])
+    }
+
     @Test(arguments: [
         "X'01'", "X'01FFFFFFFFFFFFFFFFFFFF01'", "substr(entry, 1, length(entry) - 2)", "entry || X'00'", "X'7B7D'",
     ])

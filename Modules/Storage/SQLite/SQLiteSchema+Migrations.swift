@@ -60,6 +60,19 @@ extension SQLiteSchema {
                     PRIMARY KEY (object_id, name, sequence)) WITHOUT ROWID;
                 """)
         }
+        // History entries in their binary form (`TextSave+Bytes`). A build that reads them only
+        // as JSON refuses the store as a newer schema instead of calling it corrupt.
+        migrator.registerMigration("v6") { db in
+            let decoder = JSONDecoder()
+            let update = try db.makeStatement(sql: "UPDATE history SET entry = ? WHERE id = ?")
+            for row in try Row.fetchAll(db, sql: "SELECT id, entry FROM history") {
+                let id: DatabaseValue = row["id"], entry: DatabaseValue = row["entry"]
+                // An entry that does not decode is left as it is: the load reports it.
+                guard let data = Data.fromDatabaseValue(entry), data.first == UInt8(ascii: "{"),
+                      let save = try? TextSave.decoded([UInt8](data), json: decoder) else { continue }
+                try update.execute(arguments: [Data(save.encodedBytes()), id])
+            }
+        }
         return migrator
     }
 
