@@ -51,7 +51,7 @@ public enum AtomicFile {
     /// ``write(_:to:mode:durability:usingSpare:)``; without `replacing`, the file is put in place
     /// only if nothing is there when it is renamed (`RENAME_NOREPLACE`), and false is returned
     /// otherwise (the existing file is left alone, nothing of this write stays). Where the file
-    /// system cannot refuse to replace, nothing there is checked just before the rename.
+    /// system cannot refuse to replace, whether anything is there is checked just before the rename.
     static func write(
         _ data: Data, to url: URL, mode: mode_t, durability: Durability, usingSpare: Bool, replacing: Bool
     ) throws(FileIOError) -> Bool {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import FileIO
+@testable import FileIO
 import Foundation
 import Testing
 import TestSupport
@@ -111,6 +111,25 @@ import TestSupport
         #expect(try AtomicFile.writeOnce(Data("one".utf8), to: url) == false)
         #expect(try Data(contentsOf: url) == Data("one".utf8))
         #expect(try leftovers(in: folder).isEmpty)
+    }
+
+    /// A file that appears at the target while a write-once is under way (after its check) is
+    /// kept: the rename refuses to replace it, the write says so, and its spare and temporary
+    /// file are gone.
+    @Test func aFileThatAppearsDuringAWriteOnceIsNeverReplaced() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let url = folder.appending("log")
+        try AtomicFile.makeSpareTemporary(for: url)
+        try Data("theirs".utf8).write(to: url)
+        let placed = try AtomicFile.write(Data("mine".utf8), to: url, mode: 0o600, durability: .durable, usingSpare: true, replacing: false)
+        #expect(placed == false)
+        #expect(try Data(contentsOf: url) == Data("theirs".utf8))
+        #expect(try leftovers(in: folder).isEmpty)
+        // Where nothing is there, it is put in place and said to be.
+        let other = folder.appending("other")
+        #expect(try AtomicFile.write(Data("mine".utf8), to: other, mode: 0o600, durability: .durable, usingSpare: false, replacing: false))
+        #expect(try Data(contentsOf: other) == Data("mine".utf8))
     }
 
     @Test func readAcceptsAFileUpToTheLimit() throws {
