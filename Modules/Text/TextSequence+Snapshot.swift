@@ -29,23 +29,12 @@ extension TextSequence {
     /// What a deleted scalar read from a format 2 snapshot holds instead of its text.
     public static let deletedPlaceholder: Unicode.Scalar = "\u{FFFD}"
 
-    /// One run of a snapshot, without its text.
-    struct CompactRun {
-        var agent: UInt32
-        var counter: UInt64
-        var length: Int
-        var originLeft: LocalID
-        var originRight: LocalID
-        var deleted: Bool
-
-        var last: LocalID { LocalID(agent: agent, counter: counter &+ UInt64(length) &- 1) }
-    }
-
     /// The whole state as bytes (snapshot format 2): ids, origins and lengths of every run,
     /// tombstones included, the visible text, and pending operations, with runs merged where
     /// they continue each other: a baseline another replica can start from.
     public var encoded: [UInt8] {
-        var runs: [CompactRun] = []
+        // The list's items merged where they continue each other (their slots are not written).
+        var runs: [Item] = []
         var text: [UInt8] = []
         text.reserveCapacity(list.visibleCount)
         for orderIndex in list.order.indices {
@@ -60,13 +49,11 @@ extension TextSequence {
                     }
                 }
                 if let last = runs.last, last.agent == item.agent, last.counter &+ UInt64(last.length) == item.counter,
-                   item.originLeft == last.last, last.originRight == item.originRight, last.deleted == item.deleted,
-                   last.length + Int(item.length) <= TextOperation.maximumRunLength {
-                    runs[runs.count - 1].length += Int(item.length)
+                   item.originLeft == last.id(at: Int(last.length) - 1), last.originRight == item.originRight, last.deleted == item.deleted,
+                   Int(last.length) + Int(item.length) <= TextOperation.maximumRunLength {
+                    runs[runs.count - 1].length += item.length
                 } else {
-                    runs.append(CompactRun(
-                        agent: item.agent, counter: item.counter, length: Int(item.length), originLeft: item.originLeft,
-                        originRight: item.originRight, deleted: item.deleted))
+                    runs.append(item)
                 }
             }
         }
@@ -86,7 +73,7 @@ extension TextSequence {
             var header: UInt8 = run.deleted ? 0x20 : 0
             var left: LocalID?
             if run.originLeft.isNone {
-            } else if let previous, run.originLeft == previous.last {
+            } else if let previous, run.originLeft == previous.id(at: Int(previous.length) - 1) {
                 header |= 1
             } else if run.originLeft.agent == run.agent {
                 header |= 3
@@ -117,7 +104,7 @@ extension TextSequence {
             if !continues { writer.varint(Self.zigzag(run.counter, from: lastEnd[Int(run.agent)])) }
             if let left { Self.write(origin: left, of: run, to: &writer) }
             if let right { Self.write(origin: right, of: run, to: &writer) }
-            writer.varint(run.length)
+            writer.varint(UInt64(run.length))
             lastEnd[Int(run.agent)] = run.counter &+ UInt64(run.length)
         }
         writer.varint(text.count)
@@ -127,7 +114,7 @@ extension TextSequence {
         return writer.bytes
     }
 
-    private static func write(origin: LocalID, of run: CompactRun, to writer: inout ByteWriter) {
+    private static func write(origin: LocalID, of run: Item, to writer: inout ByteWriter) {
         if origin.agent != run.agent { writer.varint(UInt64(origin.agent)) }
         writer.varint(zigzag(origin.counter, from: run.counter))
     }
