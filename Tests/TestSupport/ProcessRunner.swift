@@ -67,10 +67,17 @@ public enum ProductRunner {
         try? input.fileHandleForWriting.close()
         let outData = LockedData(), errData = LockedData()
         let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { outData.set(out.fileHandleForReading.readDataToEndOfFile()); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData.set(err.fileHandleForReading.readDataToEndOfFile()); group.leave() }
+        // A thread of its own per pipe, not Dispatch's global queue: its few threads can all be
+        // blocked in other tests' reads (a daemon's pipes stay open for minutes), and a read
+        // queued behind them timed out a command that had long finished.
+        for (pipe, data) in [(out, outData), (err, errData)] {
+            group.enter()
+            let handle = pipe.fileHandleForReading
+            Thread {
+                data.set(handle.readDataToEndOfFile())
+                group.leave()
+            }.start()
+        }
         if group.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             throw RunnerError(message: "\(product) \(arguments.joined(separator: " ")) did not finish in \(Int(timeout)) s")
