@@ -29,6 +29,15 @@ struct Item {
 
     /// The id of the scalar `offset` into the run.
     func id(at offset: Int) -> LocalID { LocalID(agent: agent, counter: counter &+ UInt64(offset)) }
+
+    /// Whether `next`, right after this item in text order, continues it as one snapshot run:
+    /// the same agent's next counters placed right after it, with its right origin and its
+    /// deletion, within the longest run an operation may hold.
+    func isContinued(by next: Item) -> Bool {
+        agent == next.agent && counter &+ UInt64(length) == next.counter && next.originLeft == id(at: Int(length) - 1)
+            && originRight == next.originRight && deleted == next.deleted
+            && Int(length) + Int(next.length) <= TextOperation.maximumRunLength
+    }
 }
 
 /// A leaf of the item list: up to `ItemList.maximumLeafItems` items in text order, with the

@@ -48,9 +48,7 @@ extension TextSequence {
                         }
                     }
                 }
-                if let last = runs.last, last.agent == item.agent, last.counter &+ UInt64(last.length) == item.counter,
-                   item.originLeft == last.id(at: Int(last.length) - 1), last.originRight == item.originRight, last.deleted == item.deleted,
-                   Int(last.length) + Int(item.length) <= TextOperation.maximumRunLength {
+                if let last = runs.last, last.isContinued(by: item) {
                     runs[runs.count - 1].length += item.length
                 } else {
                     runs.append(item)

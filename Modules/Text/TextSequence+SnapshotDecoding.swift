@@ -6,14 +6,7 @@ extension TextSequence {
     init(decodingFormat2 reader: inout ByteReader) throws(TextDecodingError) {
         self.init()
         // An agent takes 16 bytes and its next counter at least one.
-        let agentCount = try reader.count(maximum: min(Self.maximumAgents, reader.remaining / 17))
-        agents.reserveCapacity(agentCount)
-        for _ in 0..<agentCount {
-            let agent = try reader.agent()
-            guard agentNumbers[agent] == nil else { throw .inconsistentState("agent \(agent) listed twice") }
-            _ = intern(agent)
-        }
-        for index in 0..<agentCount { nextCounter[index] = try reader.varint() }
+        let agentCount = try readAgents(&reader, bytesEach: 17)
 
         // A run takes at least its header and its length.
         let runCount = try reader.count(maximum: reader.remaining / 2)
@@ -32,10 +25,7 @@ extension TextSequence {
         var total = 0
         var visible = 0
         @inline(__always) func agentIndex(_ reader: inout ByteReader) throws(TextDecodingError) -> UInt32 {
-            let offset = reader.offset
-            let value = try reader.varint()
-            guard value < UInt64(agentCount) else { throw .inconsistentState("agent index \(value) at \(offset)") }
-            return UInt32(value)
+            try Self.agentIndex(&reader, agentCount: agentCount)
         }
         for _ in 0..<runCount {
             let headerOffset = reader.offset
@@ -102,13 +92,47 @@ extension TextSequence {
         reader.offset += byteCount
         let decoded = UnsafeBufferPointer(rebasing: items[0..<itemCount])
         let content = try Self.scalars(of: UnsafeBufferPointer(rebasing: spans[0..<itemCount]), text: reader.bytes, range: text, total: total)
+        try finishDecoding(items: decoded, content: content, agentCount: agentCount, origins: explicitOrigins, reader: &reader)
+    }
+
+    // MARK: Shared by both formats
+
+    /// Reads the agent table (each agent's 16 bytes, then each one's next counter), interning
+    /// the agents in order. Returns their number; each takes at least `bytesEach` bytes.
+    mutating func readAgents(_ reader: inout ByteReader, bytesEach: Int) throws(TextDecodingError) -> Int {
+        let agentCount = try reader.count(maximum: min(Self.maximumAgents, reader.remaining / bytesEach))
+        agents.reserveCapacity(agentCount)
+        for _ in 0..<agentCount {
+            let agent = try reader.agent()
+            guard agentNumbers[agent] == nil else { throw .inconsistentState("agent \(agent) listed twice") }
+            _ = intern(agent)
+        }
+        for index in 0..<agentCount { nextCounter[index] = try reader.varint() }
+        return agentCount
+    }
+
+    /// An index into the agent table, which holds `agentCount` agents.
+    @inline(__always)
+    static func agentIndex(_ reader: inout ByteReader, agentCount: Int) throws(TextDecodingError) -> UInt32 {
+        let offset = reader.offset
+        let value = try reader.varint()
+        guard value < UInt64(agentCount) else { throw .inconsistentState("agent index \(value) at \(offset)") }
+        return UInt32(value)
+    }
+
+    /// The list from the decoded `items` (text order, slots consecutive from 0) and their
+    /// `content`, each agent's counters noted, `origins` checked to be in it; then the pending
+    /// operations, each validated, and the end of the bytes.
+    mutating func finishDecoding(
+        items: UnsafeBufferPointer<Item>, content: [Unicode.Scalar], agentCount: Int, origins: [LocalID], reader: inout ByteReader
+    ) throws(TextDecodingError) {
         let names = agents
-        list = try ItemListBuilder.list(of: decoded, content: content, agentCount: agentCount) { names[$0].description }
+        list = try ItemListBuilder.list(of: items, content: content, agentCount: agentCount) { names[$0].description }
         // An agent's sorted runs end at its highest counter.
         for (agent, runs) in list.runs.enumerated() {
             if let last = runs.last { noteCounters(agent: UInt32(agent), end: last.end) }
         }
-        if let origin = list.firstMissing(of: explicitOrigins) {
+        if let origin = list.firstMissing(of: origins) {
             throw .inconsistentState("origin \(agents[Int(origin.agent)])@\(origin.counter) is missing")
         }
         let pendingCount = try reader.count(maximum: reader.remaining)
