@@ -126,7 +126,8 @@ enum ItemListBuilder {
         }
         let bits = UInt64.bitWidth - (high - low).leadingZeroBitCount
         let passes = (bits + 10) / 11
-        guard runs.count >= 256, passes <= 4 else {
+        // All starts equal (no bits to sort by): a comparison sort, which finds the overlap.
+        guard runs.count >= 256, passes >= 1, passes <= 4 else {
             runs.sort { $0.start < $1.start }
             return
         }

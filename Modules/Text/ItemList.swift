@@ -30,6 +30,9 @@ struct Item {
     /// The id of the scalar `offset` into the run.
     func id(at offset: Int) -> LocalID { LocalID(agent: agent, counter: counter &+ UInt64(offset)) }
 
+    /// Whether `id` is one of the run's own scalars.
+    func contains(_ id: LocalID) -> Bool { id.agent == agent && id.counter >= counter && id.counter - counter < UInt64(length) }
+
     /// Whether `next`, right after this item in text order, continues it as one snapshot run:
     /// the same agent's next counters placed right after it, with its right origin and its
     /// deletion, within the longest run an operation may hold.

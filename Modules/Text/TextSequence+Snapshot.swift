@@ -21,7 +21,8 @@
 /// save removed: ``Storage/TextSave``).
 extension TextSequence {
     static let snapshotMagic: [UInt8] = Array("MDTX".utf8)
-    /// The most agents and runs a state may hold when read from bytes.
+    /// The most agents a state may hold when read from bytes (its runs are bounded by
+    /// ``maximumDecodedScalars``: each holds at least one).
     static let maximumAgents = 1 << 20
     /// The most scalars, deleted ones included, a state read from bytes may hold: deleted runs
     /// carry no text, so their lengths are bounded here rather than by the bytes.

@@ -47,7 +47,8 @@ extension TextSequence {
         for counter in nextCounter { writer.varint(counter) }
         let runs = compactedRuns()
         writer.varint(runs.count)
-        for (run, scalars) in runs.map({ ($0.item, $0.scalars) }) {
+        for compacted in runs {
+            let run = compacted.item
             writer.varint(UInt64(run.agent))
             writer.varint(run.counter)
             let flags = (run.originLeft.isNone ? 0 : 1) | (run.originRight.isNone ? 0 : 2) | (run.deleted ? 4 : 0)
@@ -56,7 +57,7 @@ extension TextSequence {
                 writer.varint(UInt64(origin.agent))
                 writer.varint(origin.counter)
             }
-            writer.scalars(scalars)
+            writer.scalars(compacted.scalars)
         }
         writer.varint(pending.count)
         for operation in pending { operation.write(to: &writer) }
@@ -92,9 +93,8 @@ extension TextSequence {
                 originLeft: sides[0], originRight: sides[1], deleted: flags & 4 != 0))
             content.append(contentsOf: scalars)
         }
-        let decoded = UnsafeMutableBufferPointer<Item>.allocate(capacity: items.count)
-        defer { decoded.deallocate() }
-        _ = decoded.initialize(from: items)
-        try finishDecoding(items: UnsafeBufferPointer(decoded), content: content, agentCount: agentCount, origins: origins, reader: &reader)
+        try items.withUnsafeBufferPointer { (decoded) throws(TextDecodingError) in
+            try finishDecoding(items: decoded, content: content, agentCount: agentCount, origins: origins, reader: &reader)
+        }
     }
 }

@@ -9,7 +9,7 @@ extension TextSequence {
         let agentCount = try readAgents(&reader, bytesEach: 17)
 
         // A run takes at least its header and its length.
-        let runCount = try reader.count(maximum: reader.remaining / 2)
+        let runCount = try reader.count(maximum: min(reader.remaining / 2, Self.maximumDecodedScalars))
         // One item per run, in text order; the last one's right origin may be the next one's
         // first id.
         let items = UnsafeMutableBufferPointer<Item>.allocate(capacity: runCount)
@@ -86,6 +86,7 @@ extension TextSequence {
 
         let textOffset = reader.offset
         let byteCount = try reader.count(maximum: min(reader.remaining, visible * 4))
+        // `remaining` was read before the count's own bytes: checked again after them.
         guard byteCount <= reader.remaining else { throw .truncated(offset: reader.offset) }
         guard byteCount >= visible else { throw .invalidText(offset: textOffset) }
         let text = reader.offset..<(reader.offset + byteCount)
@@ -126,6 +127,12 @@ extension TextSequence {
     mutating func finishDecoding(
         items: UnsafeBufferPointer<Item>, content: [Unicode.Scalar], agentCount: Int, origins: [LocalID], reader: inout ByteReader
     ) throws(TextDecodingError) {
+        // A run's origins are outside it: one inside would make operations peers refuse.
+        for item in items {
+            for origin in [item.originLeft, item.originRight] where item.contains(origin) {
+                throw .inconsistentState("the run at \(agents[Int(item.agent)])@\(item.counter) has its own \(origin.counter) as an origin")
+            }
+        }
         let names = agents
         list = try ItemListBuilder.list(of: items, content: content, agentCount: agentCount) { names[$0].description }
         // An agent's sorted runs end at its highest counter.
@@ -137,8 +144,8 @@ extension TextSequence {
         }
         let pendingCount = try reader.count(maximum: reader.remaining)
         for _ in 0..<pendingCount {
+            // Validated as it is read.
             let operation = try TextOperation.read(from: &reader)
-            do throws(TextError) { try operation.validate() } catch { throw .invalidOperation(error) }
             if case .insert(let insertion) = operation {
                 noteCounters(agent: intern(insertion.id.agent), end: insertion.id.counter &+ UInt64(insertion.scalars.count))
             }

@@ -54,6 +54,39 @@ import TestSupport
         }
     }
 
+    /// Format 2 bytes by hand: one agent whose next counter is `next`, then `runs` and `text`.
+    static func format2(next: UInt8, runs: [[UInt8]], text: String) -> [UInt8] {
+        var bytes = Array("MDTX".utf8) + [2, 1] + [UInt8](repeating: 7, count: 16) + [next]
+        var count = runs.count
+        repeat {
+            bytes.append(UInt8(count & 0x7F) | (count >= 0x80 ? 0x80 : 0))
+            count >>= 7
+        } while count > 0
+        for run in runs { bytes += run }
+        return bytes + [UInt8(text.utf8.count)] + Array(text.utf8) + [0]
+    }
+
+    /// Hundreds of runs of one agent that all claim counter 0 (the radix sort's span is zero
+    /// bits): an id twice, said as such, not a crash.
+    @Test func manyRunsAtOneCounterAreAnIdTwice() {
+        // The first: deleted, counter 0, length 1; each next: deleted, the same agent, counter
+        // back to 0 (zigzag -1), length 1.
+        let bytes = Self.format2(next: 1, runs: [[0xA0, 0x00, 0x01]] + Array(repeating: [0x60, 0x01, 0x01], count: 299), text: "")
+        let error = #expect(throws: TextDecodingError.self) { try TextSequence(decoding: bytes) }
+        #expect(error?.description.contains("appears twice") == true, "\(String(describing: error))")
+    }
+
+    /// A run whose right origin is one of its own scalars: refused, as peers would refuse the
+    /// operations made from it.
+    @Test func aRunWithItsOwnScalarAsAnOriginIsRefused() throws {
+        // Counter 0, a right origin of the same agent at delta 0 (its own first scalar), length 2.
+        let bytes = Self.format2(next: 2, runs: [[0x90, 0x00, 0x00, 0x02]], text: "ab")
+        let error = #expect(throws: TextDecodingError.self) { try TextSequence(decoding: bytes) }
+        #expect(error?.description.contains("as an origin") == true, "\(String(describing: error))")
+        // The same run without the origin reads.
+        #expect(try TextSequence(decoding: Self.format2(next: 2, runs: [[0x80, 0x00, 0x02]], text: "ab")).text == "ab")
+    }
+
     @Test func corruptedBytesNeverCrash() throws {
         let bytes = try Self.scattered(edits: 300, seed: 11).encoded
         var random = SeededGenerator(seed: 5)
