@@ -48,13 +48,35 @@ public enum AtomicFile {
         _ = try write(data, to: url, mode: mode, durability: durability, usingSpare: usingSpare, replacing: true)
     }
 
+    /// How a write-once file was put in place (``placeOnce(_:at:usingSpare:)``).
+    public enum Placement: Sendable, Equatable {
+        /// Renamed where nothing was, atomically (`RENAME_NOREPLACE`): the file there is this one.
+        case exclusive
+        /// Renamed after finding nothing there, on a file system that cannot refuse to replace
+        /// (network and FUSE file systems): another process may have put a file there between
+        /// the check and the rename, and lost it.
+        case checked
+        /// A file was there already: it is left alone, and nothing of this write stays.
+        case existed
+    }
+
+    /// Writes `data` to `url` durably only if nothing is there yet (write-once files), and says
+    /// how it was put in place: only ``Placement/exclusive`` proves the file there is this one.
+    public static func placeOnce(_ data: Data, at url: URL, usingSpare: Bool = false) throws(FileIOError) -> Placement {
+        var info = stat()
+        if lstat(url.path, &info) == 0 {
+            // The spare made ahead for this name is not needed any more.
+            if usingSpare { unlink(spareTemporary(for: url).path) }
+            return .existed
+        }
+        return try write(data, to: url, mode: 0o600, durability: .durable, usingSpare: usingSpare, replacing: false)
+    }
+
     /// ``write(_:to:mode:durability:usingSpare:)``; without `replacing`, the file is put in place
-    /// only if nothing is there when it is renamed (`RENAME_NOREPLACE`), and false is returned
-    /// otherwise (the existing file is left alone, nothing of this write stays). Where the file
-    /// system cannot refuse to replace, whether anything is there is checked just before the rename.
+    /// only if nothing is there when it is renamed (``Placement``).
     static func write(
         _ data: Data, to url: URL, mode: mode_t, durability: Durability, usingSpare: Bool, replacing: Bool
-    ) throws(FileIOError) -> Bool {
+    ) throws(FileIOError) -> Placement {
         let directory = url.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(
             "\(temporaryPrefix)\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))", isDirectory: false)
@@ -85,20 +107,28 @@ public enum AtomicFile {
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "close", errno: code)
         }
+        var placement = Placement.exclusive
         if !replacing {
             let placed = multidoc_rename_noreplace(temporary.path, url.path)
             let refused = placed == -2 ? ENOSYS : errno
-            if placed != 0, refused == EEXIST || ((refused == EINVAL || refused == ENOSYS) && FileManager.default.fileExists(atPath: url.path)) {
+            var info = stat()
+            switch placed == 0 ? 0 : refused {
+            case 0:
+                if durability == .durable { try syncDirectory(directory) }
+                return .exclusive
+            case EEXIST:
                 unlink(temporary.path)
-                return false
-            }
-            if placed != 0, refused != EINVAL, refused != ENOSYS {
+                return .existed
+            case EINVAL, ENOSYS:
+                // The file system cannot refuse to replace: checked just before the rename.
+                if lstat(url.path, &info) == 0 {
+                    unlink(temporary.path)
+                    return .existed
+                }
+                placement = .checked
+            default:
                 unlink(temporary.path)
                 throw FileIOError(path: url.path, operation: "rename", errno: refused)
-            }
-            if placed == 0 {
-                if durability == .durable { try syncDirectory(directory) }
-                return true
             }
         }
         if rename(temporary.path, url.path) != 0 {
@@ -107,7 +137,7 @@ public enum AtomicFile {
             throw FileIOError(path: url.path, operation: "rename", errno: code)
         }
         if durability == .durable { try syncDirectory(directory) }
-        return true
+        return placement
     }
 
     /// The empty file made ahead beside `url` that a write `usingSpare` fills.
@@ -137,13 +167,10 @@ public enum AtomicFile {
     }
 
     /// Writes `data` to `url` durably only if nothing is there yet (write-once files). Returns
-    /// false when a file already exists, even one put there by another process while this one
-    /// wrote (`RENAME_NOREPLACE`); the existing file is left alone. True means the file at `url`
-    /// is this write's.
+    /// false when a file was there (``placeOnce(_:at:usingSpare:)`` says more).
     @discardableResult
     public static func writeOnce(_ data: Data, to url: URL, usingSpare: Bool = false) throws(FileIOError) -> Bool {
-        if FileManager.default.fileExists(atPath: url.path) { return false }
-        return try write(data, to: url, mode: 0o600, durability: .durable, usingSpare: usingSpare, replacing: false)
+        try placeOnce(data, at: url, usingSpare: usingSpare) != .existed
     }
 
     /// Appends `data` to the existing file at `url` in one `write` (not durably: for caches

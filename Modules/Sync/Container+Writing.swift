@@ -64,23 +64,24 @@ extension Container {
         try placeLog(data, document: document, device: device, sequence: sequence).url
     }
 
-    /// ``writeLog(_:document:device:sequence:)``, saying whether the file at its place is the one
-    /// just written (`placed`): false when a file was there already, whatever it holds.
-    func placeLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> (url: URL, placed: Bool) {
+    /// ``writeLog(_:document:device:sequence:)``, saying how the file got there: only
+    /// ``AtomicFile/Placement/exclusive`` proves the file at its place is the one just written.
+    func placeLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> (url: URL, placement: AtomicFile.Placement) {
         let url = logURL(document, device: device, sequence: sequence)
         if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
-        let placed: Bool
+        let placement: AtomicFile.Placement
         do {
             // The device's log folder is there after its first log: one `lstat` (no link on the way,
             // as just checked), not a `mkdir` refused.
             let folder = url.deletingLastPathComponent()
             if !Self.isFolder(folder) { try AtomicFile.makeDirectory(folder, below: root) }
-            placed = try AtomicFile.writeOnce(data, to: url, usingSpare: true)
+            placement = try AtomicFile.placeOnce(data, at: url, usingSpare: true)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)
         }
-        if placed { didChangeFile(url) }
-        return (url, placed)
+        // Told even when the file was there: a retry after a kill that came before the telling.
+        didChangeFile(url)
+        return (url, placement)
     }
 
     /// Reads a JSON record written by ``writeJSON(_:to:pretty:limit:)``: no links followed, at most

@@ -38,16 +38,16 @@ extension Replicator {
         let resealed = try resealed(outbox, in: store)
         var written: [URL] = []
         for (sequence, data) in resealed.sorted(by: { $0.key < $1.key }) {
-            let (url, placed) = try container.placeLog(data, document: document, device: device.id, sequence: sequence)
-            // Put in place only where nothing was (`RENAME_NOREPLACE`): the slot holds this log.
-            if placed {
+            let (url, placement) = try container.placeLog(data, document: document, device: device.id, sequence: sequence)
+            // Put in place where nothing was, atomically (`RENAME_NOREPLACE`): the slot holds this log.
+            if placement == .exclusive {
                 written.append(url)
                 continue
             }
-            // The slot held a file already, which must be exactly this log (a retry after a
-            // crash). Anything else there — a file too big to be a log, another log of this
-            // sequence (a copy of this device's root, or a restored backup, saved the same
-            // numbers; or a forgery) — keeps the log in the outbox.
+            // Otherwise the slot must hold exactly this log (a retry after a crash, or a file
+            // system that could not refuse to replace). Anything else there — a file too big to
+            // be a log, another log of this sequence (a copy of this device's root, or a
+            // restored backup, saved the same numbers; or a forgery) — keeps the log in the outbox.
             let existing: Data?
             do {
                 existing = try container.readFile(url, limit: TransactionLog.maximumFileSize)
@@ -69,6 +69,15 @@ extension Replicator {
                     throw SyncError(.writeFailed, path: url.path, detail: "this device's log \(sequence) goes there, but the file in its place cannot be read; the save waits in the outbox (a copy of this device's root, or a restored backup, saved the same numbers; or the file is forged)", wayOut: .newIdentity)
                 }
                 throw SyncError(.writeFailed, path: url.path, detail: "a different log with this sequence is already in the container; the save waits in the outbox (a copy of this device's root, or a restored backup, saved the same numbers; or the file is forged)", wayOut: .newIdentity)
+            }
+            if placement == .existed {
+                // Put there by an attempt that may have stopped before its folder was synced:
+                // synced now, before the outbox lets it go.
+                do {
+                    try AtomicFile.sync(url)
+                } catch {
+                    throw SyncError(.writeFailed, path: url.path, detail: error.description)
+                }
             }
             written.append(url)
         }

@@ -123,13 +123,26 @@ import TestSupport
         try AtomicFile.makeSpareTemporary(for: url)
         try Data("theirs".utf8).write(to: url)
         let placed = try AtomicFile.write(Data("mine".utf8), to: url, mode: 0o600, durability: .durable, usingSpare: true, replacing: false)
-        #expect(placed == false)
+        #expect(placed == .existed)
         #expect(try Data(contentsOf: url) == Data("theirs".utf8))
         #expect(try leftovers(in: folder).isEmpty)
         // Where nothing is there, it is put in place and said to be.
         let other = folder.appending("other")
-        #expect(try AtomicFile.write(Data("mine".utf8), to: other, mode: 0o600, durability: .durable, usingSpare: false, replacing: false))
+        #expect(try AtomicFile.write(Data("mine".utf8), to: other, mode: 0o600, durability: .durable, usingSpare: false, replacing: false) == .exclusive)
         #expect(try Data(contentsOf: other) == Data("mine".utf8))
+    }
+
+    /// A write-once that finds its file there at once leaves the spare made ahead for it no
+    /// longer (a retried log's spare stayed in the shared folder for good).
+    @Test func aWriteOnceThatFindsItsFileTakesItsSpareAway() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let url = folder.appending("log")
+        try Data("there".utf8).write(to: url)
+        try AtomicFile.makeSpareTemporary(for: url)
+        #expect(try AtomicFile.placeOnce(Data("again".utf8), at: url, usingSpare: true) == .existed)
+        #expect(try Data(contentsOf: url) == Data("there".utf8))
+        #expect(try leftovers(in: folder).isEmpty)
     }
 
     @Test func readAcceptsAFileUpToTheLimit() throws {
