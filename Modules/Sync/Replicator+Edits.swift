@@ -21,11 +21,7 @@ extension Replicator {
             // Taken out of `working`, so the edits after the first change the one working copy
             // in place (a copy per edit would copy the whole state each time).
             var stored = working.removeValue(forKey: key) ?? contents.sync.texts[edit.object]?[edit.attribute] ?? Merge.seeded(from: record.attributes[edit.attribute])
-            let (range, scalars) = try edit.resolved(count: stored.count)
-            var hash = salt
-            hash.mix(UInt64(range.lowerBound))
-            for scalar in scalars { hash.mix(UInt64(scalar.value)) }
-            let operations = try stored.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: stored, by: agent, hash: hash))
+            let operations = try operations(for: edit, in: stored, by: agent, salt: salt)
             if again {
                 for operation in operations { try stored.apply(operation) }
                 working[key] = stored
@@ -64,19 +60,13 @@ extension Replicator {
         for edit in edits {
             guard let record = contents.graph.objects[edit.object] else { continue }
             let key = TextJournal.Key(object: edit.object, attribute: edit.attribute)
-            if contents.sync.texts[edit.object]?[edit.attribute] == nil {
-                contents.sync.texts[edit.object, default: [:]][edit.attribute] = Merge.seeded(from: record.attributes[edit.attribute])
-            }
+            let seed = { Merge.seeded(from: record.attributes[edit.attribute]) }
             // Read where it is (no copy kept alive into the apply below, which changes it in place).
-            guard let operations = try contents.sync.texts[edit.object]?[edit.attribute].map({ try operations(for: edit, in: $0, by: agent, salt: salt) })
-            else { continue }
-            let (made, countBefore) = contents.applyText(operations, object: edit.object, attribute: edit.attribute) { TextSequence() }
-            if applied[key] == nil {
-                applied[key] = Merge.AppliedText(changes: made, countBefore: countBefore)
-            } else {
-                applied[key]?.changes += made
-            }
+            let operations = try operations(for: edit, in: contents.sync.texts[edit.object]?[edit.attribute] ?? seed(), by: agent, salt: salt)
+            // An edit that changes nothing leaves the store's text as the copying path does.
             guard !operations.isEmpty else { continue }
+            let (made, countBefore) = contents.applyText(operations, object: edit.object, attribute: edit.attribute, seed: seed)
+            applied[key, default: Merge.AppliedText(changes: [], countBefore: countBefore)].changes += made
             add(operations, of: edit, entity: record.entity, to: &logged)
         }
         return (logged, applied)

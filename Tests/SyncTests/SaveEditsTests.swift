@@ -110,6 +110,23 @@ import Text
         #expect(try store.read().graph.textEntry?.text == Self.edited)
     }
 
+    /// Edits that change nothing (an empty insert, an empty delete) of a text that is still a
+    /// plain value leave it so, in place as on a copy: no text state no log mentions.
+    @Test func editsThatChangeNothingLeaveAPlainTextAlone() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let (a, started) = try started(harness)
+        var contents = started
+        contents.sync.texts[textID] = nil
+        let nothing = [TextEdit(object: textID, attribute: Entity.TextEntry.text, .insert("", at: 2)),
+                       TextEdit(object: textID, attribute: Entity.TextEntry.text, .delete(3..<3))]
+        let (logged, applied) = try Replicator.applyEdits(nothing, adding: [], by: Agent(a.identity.id), salt: FNV1a(), in: &contents)
+        #expect(logged.isEmpty)
+        #expect(applied.isEmpty)
+        #expect(contents.sync.texts[textID] == nil)
+        #expect(try Replicator.textOperations(nothing, adding: [], by: Agent(a.identity.id), salt: FNV1a(), in: started).isEmpty)
+    }
+
     /// A save that also writes the text whole, or deletes the object, goes the working-copy way
     /// (the merge applies its operations in the log's order).
     @Test func aSaveThatAlsoWritesTheTextWholeOrDeletesItEditsACopy() {
