@@ -90,12 +90,12 @@ extension Replicator {
             // before them (its writer stepped over them); else it stops at the first.
             var unreadable: [DeviceID: [QuarantinedFile]] = [:]
             var firstUnreadable: [DeviceID: UInt64] = [:]
-            var changesRead = 0
+            var weightRead = 0
             for (position, (origin, sequence)) in zip(batch.indices, batch) where !stopped.contains(origin) {
                 // A batch also ends once its logs weigh ``importBatchWeight`` (the
                 // rest waits for the next one): a transaction holds every log it applies, decoded,
                 // and a backlog of long logs would otherwise all be in memory at once.
-                if changesRead >= Self.importBatchWeight, unreadable.isEmpty {
+                if weightRead >= Self.importBatchWeight, unreadable.isEmpty {
                     pending.insert(contentsOf: batch[position...], at: 0)
                     break
                 }
@@ -114,7 +114,7 @@ extension Replicator {
                         firstUnreadable[origin] = nil
                     }
                     logs.append(log)
-                    changesRead += Self.importWeight(of: log)
+                    weightRead += Self.importWeight(of: log)
                 } catch {
                     if firstUnreadable[origin] == nil { firstUnreadable[origin] = sequence }
                     // Its writer is the one device sure to hold what it did.
@@ -189,8 +189,10 @@ extension Replicator {
         // which the import then copies whole to change them.
         let applied = try store.read().sync.applied
         guard !applied.isEmpty else { return nil }
+        // A backlog is the whole import's: said before any log is read.
+        guard arrived.values.reduce(0, { $0 + $1.count }) <= importBatchSize else { return nil }
         var logs: [TransactionLog] = []
-        var changesRead = 0
+        var weightRead = 0
         var folderStamps: [DeviceID: FileStamp] = [:]
         let documents = container.documentsFolder()
         for (origin, sequences) in arrived.sorted(by: { $0.key < $1.key }) where origin != device.id {
@@ -201,12 +203,12 @@ extension Replicator {
             // Before the look for a later log below: a log landing after it changes the stamp.
             if let documents { folderStamps[origin] = FileStamp(in: documents, document.description + "/logs/" + origin.description) }
             while sequences.contains(next) {
-                guard let log = try? container.readLog(document, device: origin, sequence: next, refusing: refusedContainers)
+                // Bounded as the whole import bounds a transaction: no log read past the weight.
+                guard weightRead < Self.importBatchWeight,
+                      let log = try? container.readLog(document, device: origin, sequence: next, refusing: refusedContainers)
                 else { return nil }
                 logs.append(log)
-                // A backlog is the whole import's, which bounds what one transaction holds.
-                changesRead += Self.importWeight(of: log)
-                guard logs.count <= importBatchSize, changesRead <= Self.importBatchWeight else { return nil }
+                weightRead += Self.importWeight(of: log)
                 next += 1
             }
             // A later log already there (it waited behind a gap the arrival fills) is the whole
