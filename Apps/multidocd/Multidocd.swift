@@ -71,16 +71,13 @@ struct Multidocd: AsyncParsableCommand {
         // core left its freed memory spread over many arenas (peak RSS 77 MB with the default,
         // 68 MB with two, 64 MB with one, the sync no slower; Docs/PERFORMANCE.md). The daemon
         // waits on the disk, not on malloc. MALLOC_ARENA_MAX in the environment still wins.
-        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil { _ = mallopt(M_ARENA_MAX, 1) }
         // Blocks of 64 KiB and more come from their own mappings and go back to the system when
         // freed, and the heap's free top is returned past 128 KiB: the buffers of a pass over
         // 10,000 documents (the catalog rewritten, the registry entry, a page of stamps) no
         // longer raise the peak by staying mapped after use (68.4 MB → 63.6 MB measured on a
         // daemon syncing 10,000 documents). The environment's MALLOC_MMAP_THRESHOLD_ and
         // MALLOC_TRIM_THRESHOLD_ still win.
-        let environment = ProcessInfo.processInfo.environment
-        if environment["MALLOC_MMAP_THRESHOLD_"] == nil { _ = mallopt(M_MMAP_THRESHOLD, 64 * 1024) }
-        if environment["MALLOC_TRIM_THRESHOLD_"] == nil { _ = mallopt(M_TRIM_THRESHOLD, 128 * 1024) }
+        multidoc_tune_malloc()
         var command = CommandLineShape.parseOrExit(Multidocd.self)
         do {
             try await command.run()

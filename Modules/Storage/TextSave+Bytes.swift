@@ -17,10 +17,11 @@ extension TextSave {
         writer.varint(id)
         writer.string(object.rawValue)
         writer.string(attribute)
-        withUnsafeBytes(of: device.uuid.uuid) { writer.raw($0) }
+        writer.uuid(device.uuid)
         writer.string(deviceName)
         writer.varint(sequence)
-        withUnsafeBytes(of: committedAt.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { writer.raw($0) }
+        // Since 2001, as `Date` keeps it: the exact value back (a value's date counts from 1970).
+        writer.littleEndian(committedAt.timeIntervalSinceReferenceDate.bitPattern)
         writer.varint(added)
         writer.varint(removed)
         writer.varint(undo.count)
@@ -41,15 +42,10 @@ extension TextSave {
         let id = try reader.varint()
         let object = ObjectID(try reader.string(maximum: reader.remaining))
         let attribute = try reader.string(maximum: reader.remaining)
-        let uuidBytes = Array(try reader.raw(count: 16))
-        let uuid = UUID(uuid: (
-            uuidBytes[0], uuidBytes[1], uuidBytes[2], uuidBytes[3], uuidBytes[4], uuidBytes[5], uuidBytes[6], uuidBytes[7],
-            uuidBytes[8], uuidBytes[9], uuidBytes[10], uuidBytes[11], uuidBytes[12], uuidBytes[13], uuidBytes[14], uuidBytes[15]))
+        let device = DeviceID(try reader.uuid())
         let deviceName = try reader.string(maximum: reader.remaining)
         let sequence = try reader.varint()
-        var bits: UInt64 = 0
-        for (shift, byte) in try reader.raw(count: 8).enumerated() { bits |= UInt64(byte) << UInt64(shift * 8) }
-        let committedAt = Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
+        let committedAt = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.littleEndian()))
         let added = try reader.count(maximum: Int.max)
         let removed = try reader.count(maximum: Int.max)
         // Each step takes at least three bytes.
@@ -63,7 +59,7 @@ extension TextSave {
         }
         try reader.finish()
         return TextSave(
-            id: id, object: object, attribute: attribute, device: DeviceID(uuid), deviceName: deviceName, sequence: sequence,
+            id: id, object: object, attribute: attribute, device: device, deviceName: deviceName, sequence: sequence,
             committedAt: committedAt, added: added, removed: removed, undo: undo)
     }
 }

@@ -39,7 +39,7 @@ extension ByteWriter {
         withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
     }
 
-    private mutating func littleEndian(_ value: UInt64) {
+    package mutating func littleEndian(_ value: UInt64) {
         for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 }
@@ -81,7 +81,7 @@ extension ByteReader {
             b[o + 8], b[o + 9], b[o + 10], b[o + 11], b[o + 12], b[o + 13], b[o + 14], b[o + 15]))
     }
 
-    private mutating func littleEndian() throws(TextDecodingError) -> UInt64 {
+    package mutating func littleEndian() throws(TextDecodingError) -> UInt64 {
         guard remaining >= 8 else { throw .truncated(offset: offset) }
         var value: UInt64 = 0
         for index in 0..<8 { value |= UInt64(bytes[offset + index]) << UInt64(8 * index) }

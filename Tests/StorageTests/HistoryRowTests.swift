@@ -52,13 +52,20 @@ import TestSupport
         }
         try queue.close()
         let reopened = try backend.open(folder, create: false)
-        defer { reopened.close() }
         #expect(try reopened.read().sync.history == Self.entries())
         // A save after it keeps the old entries and adds the new one in the new form.
         var later = Self.entries()[1]
         later.id = 8
         try reopened.write { $0.sync.history.append(later) }
         #expect(try reopened.read().sync.history == Self.entries() + [later])
+        reopened.close()
+        let again = try backend.open(folder, create: false)
+        #expect(try again.read().sync.history == Self.entries() + [later])
+        again.close()
+        let check = try DatabaseQueue(path: folder.appending("store.sqlite").path)
+        let firstBytes = try check.read { db in try Data.fetchAll(db, sql: "SELECT entry FROM history ORDER BY id").map(\.first) }
+        try check.close()
+        #expect(firstBytes == [UInt8(ascii: "{"), UInt8(ascii: "{"), 1])
     }
 
     /// A store from before the binary form (its history in JSON, migration "v6" not run) is
@@ -88,7 +95,7 @@ import TestSupport
     }
 
     @Test(arguments: [
-        "X'01'", "X'01FFFFFFFFFFFFFFFFFFFF01'", "substr(entry, 1, length(entry) - 2)", "entry || X'00'", "X'7B7D'",
+        "X'01'", "X'01FFFFFFFFFFFFFFFFFFFF01'", "substr(entry, 1, length(entry) - 2)", "CAST(entry || X'00' AS BLOB)", "X'7B7D'",
     ])
     func aDamagedEntryIsCorruptNotACrash(damage: String) throws {
         let folder = try TemporaryDirectory("store")

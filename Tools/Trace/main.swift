@@ -36,17 +36,10 @@ struct MultidocTrace: AsyncParsableCommand {
     /// the default thresholds that memory stayed mapped (automerge-paper peaked at 231 MB, 186
     /// MB tuned, the user time the same). The environment's MALLOC_* variables still win.
     static func main() async {
-        let environment = ProcessInfo.processInfo.environment
-        if environment["MALLOC_ARENA_MAX"] == nil { _ = mallopt(M_ARENA_MAX, 1) }
-        if environment["MALLOC_MMAP_THRESHOLD_"] == nil { _ = mallopt(M_MMAP_THRESHOLD, 64 * 1024) }
-        if environment["MALLOC_TRIM_THRESHOLD_"] == nil { _ = mallopt(M_TRIM_THRESHOLD, 128 * 1024) }
+        multidoc_tune_malloc()
+        var command = parseOrExit()
         do {
-            var command = try parseAsRoot()
-            if var trace = command as? MultidocTrace {
-                try await trace.run()
-            } else {
-                try command.run()
-            }
+            try await command.run()
         } catch {
             exit(withError: error)
         }

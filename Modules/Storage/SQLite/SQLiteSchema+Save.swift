@@ -32,8 +32,9 @@ extension SQLiteSchema {
     /// Texts are not compared: `before.sync.texts` may be empty (the store drops it so that the
     /// body changes the texts in place), and `committedTexts` holds each committed text's
     /// ``Text/TextSequence/revision``. A text whose revision moved has the operations of
-    /// `after.textJournal` appended when they account for the whole change, and its whole state
-    /// written otherwise (which drops its appended operations).
+    /// `after.textJournal` appended when they account for the whole change and do not outweigh
+    /// the text (``StoreContents/textChanges(since:)``), and its whole state written otherwise
+    /// (which drops its appended operations).
     ///
     /// The history is not compared either: `committedHistory` holds the ids of the entries
     /// committed, in order (entries are added and dropped, never changed in place).
