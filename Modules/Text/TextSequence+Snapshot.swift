@@ -36,19 +36,9 @@ extension TextSequence {
     public var encoded: [UInt8] {
         // The list's items merged where they continue each other (their slots are not written).
         var runs: [Item] = []
-        var text: [UInt8] = []
-        text.reserveCapacity(list.visibleCount)
+        let text = visibleUTF8()
         for orderIndex in list.order.indices {
             for item in list.leaves[Int(list.order[orderIndex])].items {
-                if !item.deleted {
-                    for scalar in list.content[item.slot..<(item.slot + Int(item.length))] {
-                        if scalar.value < 0x80 {
-                            text.append(UInt8(truncatingIfNeeded: scalar.value))
-                        } else {
-                            UTF8.encode(scalar) { text.append($0) }
-                        }
-                    }
-                }
                 if let last = runs.last, last.isContinued(by: item) {
                     runs[runs.count - 1].length += item.length
                 } else {

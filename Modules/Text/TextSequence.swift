@@ -49,6 +49,11 @@ public struct TextSequence: Sendable {
     public var text: String {
         // Encoded to UTF-8 bytes first: appending scalars to a String one slice at a time was
         // the largest cost of a save of a long text.
+        String(decoding: visibleUTF8(), as: UTF8.self)
+    }
+
+    /// The visible text as UTF-8, in text order (what ``text`` holds, and a snapshot writes).
+    func visibleUTF8() -> [UInt8] {
         var utf8: [UInt8] = []
         utf8.reserveCapacity(list.visibleCount)
         for orderIndex in list.order.indices {
@@ -62,7 +67,7 @@ public struct TextSequence: Sendable {
                 }
             }
         }
-        return String(decoding: utf8, as: UTF8.self)
+        return utf8
     }
 
     /// The number of remote operations waiting for ids they refer to.
