@@ -128,10 +128,9 @@ extension TextSequence {
         items: UnsafeBufferPointer<Item>, content: [Unicode.Scalar], agentCount: Int, origins: [LocalID], reader: inout ByteReader
     ) throws(TextDecodingError) {
         // A run's origins are outside it: one inside would make operations peers refuse.
-        for item in items {
-            for origin in [item.originLeft, item.originRight] where item.contains(origin) {
-                throw .inconsistentState("the run at \(agents[Int(item.agent)])@\(item.counter) has its own \(origin.counter) as an origin")
-            }
+        for item in items where item.contains(item.originLeft) || item.contains(item.originRight) {
+            let origin = item.contains(item.originLeft) ? item.originLeft : item.originRight
+            throw .inconsistentState("the run at \(agents[Int(item.agent)])@\(item.counter) has its own \(origin.counter) as an origin")
         }
         let names = agents
         list = try ItemListBuilder.list(of: items, content: content, agentCount: agentCount) { names[$0].description }
