@@ -215,14 +215,16 @@ extension DocumentLibrary {
 
     /// `durable`: whether the commit is synced; nil decides as a save does (not when its log
     /// ships at once).
-    func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil) throws {
+    @discardableResult
+    func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil) throws -> LocalCommit {
         try commit(to: document, ship: ship, flush: flush, durable: durable) { _ in (changes, []) }
     }
 
+    @discardableResult
     func commit(
         to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil,
         _ makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
-    ) throws {
+    ) throws -> LocalCommit {
         let id = document.record.id
         if ship, let cloud {
             let stamps = cloud.container.changeStamps(id, earlier: importedBeforeSave[id])
@@ -249,7 +251,9 @@ extension DocumentLibrary {
         do {
             committed = try Replicator.commit(
                 document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
-                ship: ship, durable: durable ?? !logIsTheDurableStep, editing: makeSave)
+                ship: ship, durable: durable ?? !logIsTheDurableStep,
+                // The log's file written and synced while the store commits: the flush below puts it in place.
+                writingLogAheadTo: logIsTheDurableStep ? cloud?.container : nil, editing: makeSave)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)
         }
@@ -258,7 +262,7 @@ extension DocumentLibrary {
         emit(.objectsDidChange(id, ChangeSummary(updated: Set(committed.log.changes.map(\.id)))))
         emit(.didSave(id, committed.summary))
         if shipsNow {
-            if !flushQuietly(document), logIsTheDurableStep {
+            if !flushQuietly(document, after: committed), logIsTheDurableStep {
                 do {
                     try document.store.sync()
                 } catch {
@@ -271,15 +275,23 @@ extension DocumentLibrary {
         if shipsNow, let cloud { restampOwnLogs(id, container: cloud.container) }
         // The save is done and shipped: now is when the store's housekeeping can wait.
         document.store.checkpointIfDue()
+        return committed
     }
 
     /// The log format the device file says (version 1 without one), read again only when the
-    /// file changed or was written in the last two seconds.
+    /// file changed or was written in the last two seconds (a stamp that young may not show a
+    /// rewrite), and decoded again only when its bytes changed.
     func savedLogFormat() -> LogFormat {
-        let file = FileIdentity(path: root.deviceFileURL.path)
+        let url = root.deviceFileURL
+        let file = FileIdentity(path: url.path)
         if let file, let saved = deviceFileFormat, saved.file == file, !file.isRecent { return saved.format }
-        let format = root.savedDevice()?.logFormat ?? .version1
-        deviceFileFormat = file.map { ($0, format) }
+        let bytes = try? AtomicFile.read(url)
+        if let bytes, let saved = deviceFileFormat, saved.bytes == bytes {
+            deviceFileFormat = file.map { ($0, bytes, saved.format) }
+            return saved.format
+        }
+        let format = bytes.flatMap { try? JSONDecoder.multidoc.decode(DeviceFile.self, from: $0) }?.logFormat ?? .version1
+        deviceFileFormat = file.flatMap { file in bytes.map { (file, $0, format) } }
         return format
     }
 
@@ -311,11 +323,20 @@ extension DocumentLibrary {
 
     /// Ships what is waiting in a document's outbox; a missing container only delays it.
     /// Returns whether the outbox is empty now (everything in it shipped).
+    /// After `commit`, a save of the document: its outbox as the commit left it, and its log
+    /// put in place from where it was written while the store committed.
     @discardableResult
-    func flushQuietly(_ document: OpenDocument) -> Bool {
-        guard let replicator = cloud else { return false }
+    func flushQuietly(_ document: OpenDocument, after commit: LocalCommit? = nil) -> Bool {
+        guard let replicator = cloud else {
+            commit?.writeAhead?.discard()
+            return false
+        }
         do {
-            try replicator.flush(document.record.id, in: document.store)
+            if let commit {
+                try replicator.flush(document.record.id, in: document.store, after: commit)
+            } else {
+                try replicator.flush(document.record.id, in: document.store)
+            }
             return true
         } catch {
             logger.notice("log kept in the outbox until the container is back", metadata: ["name": "\(document.record.name)", "reason": "\(error)"])

@@ -81,16 +81,19 @@ extension DocumentLibrary {
         // when it was made), and the store is synced if the info file or the log cannot be
         // written.
         let logIsTheDurableStep = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
-        try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep)
+        var committed = try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep)
         if !logIsTheDurableStep { try saveRecord(record) }
         if useCloud {
             // Unpublished (container unwritable), the log waits in the outbox for the pass
             // that publishes the document.
             let before = replicator?.container.stamp(.documents)
             var shipped = false
-            if (try? publish(document)) != nil {
+            // The first log written beside its slot while the info file is written, and put
+            // in place after it (``Replicator/publish(_:store:baseline:writingAhead:)``).
+            if let published = try? publish(document, writingAhead: settings.fastSave ? committed : nil) {
+                committed.writeAhead = published.writeAhead
                 noteOwnDocumentFolder(before: before)
-                if settings.fastSave { shipped = flushQuietly(document) }
+                if settings.fastSave { shipped = flushQuietly(document, after: committed) }
             }
             if logIsTheDurableStep, !shipped {
                 do {

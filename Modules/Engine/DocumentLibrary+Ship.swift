@@ -53,14 +53,22 @@ extension DocumentLibrary {
         await sync(documents: [])
     }
 
-    func publish(_ document: OpenDocument, baseline: Bool = false) throws {
-        guard replicator != nil else { return }
+    /// `writingAhead`: a save of the document whose log is written beside its slot while the
+    /// info file is; returned (``Published/writeAhead``) for the flush that puts it in place.
+    @discardableResult
+    func publish(_ document: OpenDocument, baseline: Bool = false, writingAhead commit: LocalCommit? = nil) throws -> Published {
+        guard replicator != nil else { return Published() }
         let replicator = try usableCloud()
         let info = DocumentInfo(
             document: document.record.id, name: document.record.name, createdBy: document.record.createdBy,
             createdByName: identity.name, createdAt: document.record.createdAt, store: document.record.store,
             container: containerID)
-        try replicator.publish(info, store: document.store, baseline: baseline)
+        return Published(writeAhead: try replicator.publish(info, store: document.store, baseline: baseline, writingAhead: commit))
+    }
+
+    /// What ``publish(_:baseline:writingAhead:)`` started: the log it writes ahead.
+    struct Published {
+        var writeAhead: LogWriteAhead?
     }
 
     /// Renames a document: its folder here, and (for cloud documents) on every peer.

@@ -107,9 +107,10 @@ public actor DocumentLibrary {
     /// was waiting there (this device's own folder stamped again after each flush): the next
     /// save imports only when they moved, so a save costs a few `stat`s, not a listing.
     var importedBeforeSave: [DocumentID: Container.ChangeStamps] = [:]
-    /// The log format the device file says, with the identity of the file it was read from:
-    /// a save reads the file again only when it changed (one `stat`, not a read and a decode).
-    var deviceFileFormat: (file: FileIdentity, format: LogFormat)?
+    /// The log format the device file says, with the identity and the bytes of the file it was
+    /// read from: a save reads the file again only when it changed (one `stat`, not a read and
+    /// a decode), and decodes it again only when its bytes changed.
+    var deviceFileFormat: (file: FileIdentity, bytes: Data, format: LogFormat)?
     /// Whether a full pass has run in this process: until then nothing is known of which
     /// documents have logs waiting, and no arrival is imported alone.
     var fullPassDone = false

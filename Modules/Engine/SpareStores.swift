@@ -117,6 +117,8 @@ extension DocumentLibrary {
     public func waitForSpareStores() async {
         replenishTakenSpares()
         await finishSpareWork()
+        // The next log files made ahead after each save (``Replicator/preparesNextLog``).
+        LogWriteAhead.finishBackgroundWork()
     }
 
     /// Waits for the spares being made, starting none.

@@ -77,8 +77,14 @@ public enum AtomicFile {
     static func write(
         _ data: Data, to url: URL, mode: mode_t, durability: Durability, usingSpare: Bool, replacing: Bool
     ) throws(FileIOError) -> Placement {
-        let directory = url.deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(
+        let temporary = try writeTemporary(data, for: url, mode: mode, durability: durability, usingSpare: usingSpare)
+        return try putInPlace(temporary, at: url, durability: durability, replacing: replacing)
+    }
+
+    /// Writes `data` into a temporary file of its own beside `url` (the spare made ahead, with
+    /// `usingSpare`, when it is there), synced unless `durability` is `none`. Returns its URL.
+    static func writeTemporary(_ data: Data, for url: URL, mode: mode_t, durability: Durability, usingSpare: Bool) throws(FileIOError) -> URL {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
             "\(temporaryPrefix)\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))", isDirectory: false)
         var fd: Int32 = -1
         if usingSpare, rename(spareTemporary(for: url).path, temporary.path) == 0 {
@@ -107,6 +113,13 @@ public enum AtomicFile {
             unlink(temporary.path)
             throw FileIOError(path: url.path, operation: "close", errno: code)
         }
+        return temporary
+    }
+
+    /// Renames `temporary` to `url` (without `replacing`, only where nothing is: ``Placement``)
+    /// and, when `durability` is `durable`, syncs the folder. The temporary file is gone after.
+    static func putInPlace(_ temporary: URL, at url: URL, durability: Durability, replacing: Bool) throws(FileIOError) -> Placement {
+        let directory = url.deletingLastPathComponent()
         var placement = Placement.exclusive
         if !replacing {
             let placed = multidoc_rename_noreplace(temporary.path, url.path)

@@ -42,6 +42,15 @@ public protocol DocumentStore: AnyObject, Sendable {
     /// Makes every commit so far survive a power loss.
     func sync() throws(StoreError)
 
+    /// Takes the logs at `sequences` out of the outbox, not synced: they are in the container,
+    /// durably. The commit may happen after this returns, on the store's own queue (the SQLite
+    /// store), but before any later read or write of this store object: what this process
+    /// reads next never shows them. A commit that fails leaves them in the outbox, and the next
+    /// flush finds them in place (the same bytes) and takes them out then.
+    /// - Throws: ``StoreError`` (a store already closed, or a commit made at once that failed).
+    func dropShipped(_ sequences: Set<UInt64>) throws
+
+
     /// Housekeeping a long-lived process runs when an edit is done, off its path: the SQLite
     /// store's checkpoint (``SQLiteDocumentStore/checkpointIfDue()``). Others have none.
     func checkpointIfDue()
@@ -63,6 +72,12 @@ public protocol DocumentStore: AnyObject, Sendable {
 
 extension DocumentStore {
     public func checkpointIfDue() {}
+
+    public func dropShipped(_ sequences: Set<UInt64>) throws {
+        try write(durable: false) { contents in
+            for sequence in sequences { contents.sync.outbox[sequence] = nil }
+        }
+    }
 
     public func compact() throws(StoreError) {}
 

@@ -67,14 +67,9 @@ extension Container {
     /// ``writeLog(_:document:device:sequence:)``, saying how the file got there: only
     /// ``AtomicFile/Placement/exclusive`` proves the file at its place is the one just written.
     func placeLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> (url: URL, placement: AtomicFile.Placement) {
-        let url = logURL(document, device: device, sequence: sequence)
-        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        let url = try logSlot(document, device: device, sequence: sequence)
         let placement: AtomicFile.Placement
         do {
-            // The device's log folder is there after its first log: one `lstat` (no link on the way,
-            // as just checked), not a `mkdir` refused.
-            let folder = url.deletingLastPathComponent()
-            if !Self.isFolder(folder) { try AtomicFile.makeDirectory(folder, below: root) }
             placement = try AtomicFile.placeOnce(data, at: url, usingSpare: true)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)
@@ -82,6 +77,48 @@ extension Container {
         // Told even when the file was there: a retry after a kill that came before the telling.
         didChangeFile(url)
         return (url, placement)
+    }
+
+    /// A log written and synced beside its slot, not in place yet (``placePrepared(_:)``
+    /// puts it there): the slow half of ``placeLog(_:document:device:sequence:)``, which a
+    /// save runs while its store commits (``LogWriteAhead``).
+    func prepareLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> AtomicFile.PreparedFile {
+        let url = try logSlot(document, device: device, sequence: sequence)
+        do {
+            return try AtomicFile.prepare(data, for: url, usingSpare: true)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: error.description)
+        }
+    }
+
+    /// Puts a log made by ``prepareLog(_:document:device:sequence:)`` in its slot, where
+    /// nothing is, as ``placeLog(_:document:device:sequence:)`` does.
+    func placePrepared(_ prepared: AtomicFile.PreparedFile) throws(SyncError) -> (url: URL, placement: AtomicFile.Placement) {
+        let placement: AtomicFile.Placement
+        do {
+            placement = try AtomicFile.placeOnce(prepared)
+        } catch {
+            throw SyncError(.writeFailed, path: prepared.url.path, detail: error.description)
+        }
+        didChangeFile(prepared.url)
+        return (prepared.url, placement)
+    }
+
+    /// The URL of a log's slot, its folder made: never through a link.
+    private func logSlot(_ document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> URL {
+        let url = logURL(document, device: device, sequence: sequence)
+        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        // The device's log folder is there after its first log: one `lstat` (no link on the way,
+        // as just checked), not a `mkdir` refused.
+        let folder = url.deletingLastPathComponent()
+        if !Self.isFolder(folder) {
+            do {
+                try AtomicFile.makeDirectory(folder, below: root)
+            } catch {
+                throw SyncError(.writeFailed, path: url.path, detail: error.description)
+            }
+        }
+        return url
     }
 
     /// Reads a JSON record written by ``writeJSON(_:to:pretty:limit:)``: no links followed, at most

@@ -22,6 +22,17 @@ extension Replicator {
         try flushReporting(document, in: store).written
     }
 
+    /// ``flush(_:in:)`` right after `commit`, a save of `document`: the outbox as the commit
+    /// left it (not read again), and the save's log put in place from where it was written
+    /// while the store committed (``LocalCommit/writeAhead``).
+    @discardableResult
+    public func flush(_ document: DocumentID, in store: any DocumentStore, after commit: LocalCommit) throws -> [URL] {
+        defer { commit.writeAhead?.discard() }
+        var steppedOver: [QuarantinedFile] = []
+        return try flush(
+            document, in: store, resequencedOnce: false, stepsLeft: 3, steppedOver: &steppedOver, outbox: commit.outbox, writeAhead: commit.writeAhead)
+    }
+
     /// ``flush(_:in:)``, with the files it stepped over at this device's slots, for the report.
     public func flushReporting(_ document: DocumentID, in store: any DocumentStore) throws -> (written: [URL], steppedOver: [QuarantinedFile]) {
         var steppedOver: [QuarantinedFile] = []
@@ -29,16 +40,23 @@ extension Replicator {
         return (written, steppedOver)
     }
 
+    /// `outbox`: the store's outbox when the caller has it (read otherwise); `writeAhead`: one
+    /// of its logs, written beside its slot already.
     func flush(
-        _ document: DocumentID, in store: any DocumentStore, resequencedOnce: Bool, stepsLeft: Int, steppedOver: inout [QuarantinedFile]
+        _ document: DocumentID, in store: any DocumentStore, resequencedOnce: Bool, stepsLeft: Int, steppedOver: inout [QuarantinedFile],
+        outbox known: [UInt64: Data]? = nil, writeAhead: LogWriteAhead? = nil
     ) throws -> [URL] {
-        let outbox = try store.read().sync.outbox
+        let outbox = try known ?? store.read().sync.outbox
         guard !outbox.isEmpty else { return [] }
         try container.checkAvailable()
         let resealed = try resealed(outbox, in: store)
         var written: [URL] = []
         for (sequence, data) in resealed.sorted(by: { $0.key < $1.key }) {
-            let (url, placement) = try container.placeLog(data, document: document, device: device.id, sequence: sequence)
+            let (url, placement) = if let writeAhead, writeAhead.sequence == sequence, let prepared = writeAhead.take(data) {
+                try container.placePrepared(prepared)
+            } else {
+                try container.placeLog(data, document: document, device: device.id, sequence: sequence)
+            }
             // Put in place where nothing was, atomically (`RENAME_NOREPLACE`): the slot holds this log.
             if placement == .exclusive {
                 written.append(url)
@@ -58,12 +76,14 @@ extension Replicator {
                 // This device's own log, shipped before a power loss undid the commit that made
                 // it: the saves made since are numbered after the device's logs in place.
                 if existing != nil, !resequencedOnce, try resequence(document, from: sequence, in: store) {
-                    return try flush(document, in: store, resequencedOnce: true, stepsLeft: stepsLeft, steppedOver: &steppedOver)
+                    return try flush(
+                        document, in: store, resequencedOnce: true, stepsLeft: stepsLeft, steppedOver: &steppedOver, writeAhead: writeAhead)
                 }
                 // A file that is not this device's log at all: stepped over.
                 if stepsLeft > 0, let squatted = try stepOver(document, from: sequence, in: store) {
                     steppedOver += squatted
-                    return try flush(document, in: store, resequencedOnce: resequencedOnce, stepsLeft: stepsLeft - 1, steppedOver: &steppedOver)
+                    return try flush(
+                        document, in: store, resequencedOnce: resequencedOnce, stepsLeft: stepsLeft - 1, steppedOver: &steppedOver, writeAhead: writeAhead)
                 }
                 if existing == nil {
                     throw SyncError(.writeFailed, path: url.path, detail: "this device's log \(sequence) goes there, but the file in its place cannot be read; the save waits in the outbox (a copy of this device's root, or a restored backup, saved the same numbers; or the file is forged)", wayOut: .newIdentity)
@@ -81,16 +101,18 @@ extension Replicator {
             }
             written.append(url)
         }
-        // Not synced: a power loss that undoes it leaves the logs in the outbox, and shipping
+        // Not synced, and perhaps committed after this returns (``DocumentStore/dropShipped(_:)``):
+        // a power loss or a kill that undoes it leaves the logs in the outbox, and shipping
         // them again finds the same bytes in place.
         let sent = Set(outbox.keys)
-        try store.write(durable: false) { contents in
-            for sequence in sent { contents.sync.outbox[sequence] = nil }
-        }
+        try store.dropShipped(sent)
         if preparesNextLog, let last = sent.max(), last < UInt64.max {
             // Not synced: its folder is an old one, synced by every log's write anyway, and a sync
-            // per save would cost a burst of saves more than the file saves the next one.
-            try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device.id, sequence: last + 1), synced: false)
+            // per save would cost a burst of saves more than the file saves the next one. Made
+            // on the write-ahead's queue, while the caller goes on, and so before the next
+            // save's log is written there.
+            let next = container.logURL(document, device: device.id, sequence: last + 1)
+            LogWriteAhead.inBackground { try? AtomicFile.makeSpareTemporary(for: next, synced: false) }
         }
         return written
     }
@@ -298,16 +320,34 @@ extension Replicator {
 
     /// Makes a document visible to peers: its info file, and (for a document that already has
     /// history, like one moved to the cloud) a baseline so a fresh peer can build it.
-    public func publish(_ info: DocumentInfo, store: any DocumentStore, baseline: Bool) throws {
+    ///
+    /// `writingAhead`: a save of the document whose log (in its `outbox`) is written beside its
+    /// slot while the info file is written, and returned for ``flush(_:in:after:)`` to put in
+    /// place after it: logs never reach peers before the document's info file does.
+    @discardableResult
+    public func publish(_ info: DocumentInfo, store: any DocumentStore, baseline: Bool, writingAhead commit: LocalCommit? = nil) throws -> LogWriteAhead? {
         try container.checkAvailable()
         takeDocumentFolder(info.document)
-        let url = container.infoURL(info.document, device: device.id)
-        // The baseline before the info file: a document is published once its info file is
-        // there, so a process killed in between leaves peers nothing rather than an empty
-        // document that no later pass would fill (the next pass publishes it whole).
-        if baseline { try writeBaseline(info.document, from: store) }
-        if !container.isPublished(info.document, by: device.id) {
-            try container.writeJSON(info, to: url)
+        // Started once the folder is the one made ahead (taken just now): writing into it first
+        // would make the folder and leave the one made ahead unused.
+        let ahead = commit.flatMap { commit in
+            commit.outbox?[commit.log.sequence].map { data in
+                LogWriteAhead(data, container: container, document: info.document, device: device.id, sequence: commit.log.sequence)
+            }
         }
+        let url = container.infoURL(info.document, device: device.id)
+        do {
+            // The baseline before the info file: a document is published once its info file is
+            // there, so a process killed in between leaves peers nothing rather than an empty
+            // document that no later pass would fill (the next pass publishes it whole).
+            if baseline { try writeBaseline(info.document, from: store) }
+            if !container.isPublished(info.document, by: device.id) {
+                try container.writeJSON(info, to: url)
+            }
+        } catch {
+            ahead?.discard()
+            throw error
+        }
+        return ahead
     }
 }

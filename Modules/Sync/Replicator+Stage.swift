@@ -51,17 +51,38 @@ extension Replicator {
     /// position, with no look at the whole text.
     /// - Throws: `TextError.positionOutOfRange` for an edit past the end of its text (nothing
     ///   is committed).
+    ///
+    /// `writingLogAheadTo`: a container the save's log is written and synced beside its slot in,
+    /// on a thread of its own, while the store commits (``LogWriteAhead``); the flush that
+    /// follows puts it in place (``flush(_:in:after:)``). Nothing is left of it if the commit
+    /// fails.
     public static func commit(
         document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
-        to store: any DocumentStore, ship: Bool, durable: Bool = true, editing makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
+        to store: any DocumentStore, ship: Bool, durable: Bool = true, writingLogAheadTo container: Container? = nil,
+        editing makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
     ) throws -> LocalCommit {
         let committedAt = now()
         let wall = ContainerBounds.clampedWall(committedAt)
-        return try store.write(durable: durable) { contents in
-            let (changes, edits) = try makeSave(contents.graph)
-            return try stage(
-                changes, edits: edits, document: document, device: device, format: format, keys: keys, wall: wall,
-                committedAt: committedAt, ship: ship, in: &contents)
+        var started: LogWriteAhead?
+        do {
+            return try store.write(durable: durable) { contents in
+                let (changes, edits) = try makeSave(contents.graph)
+                var commit = try stage(
+                    changes, edits: edits, document: document, device: device, format: format, keys: keys, wall: wall,
+                    committedAt: committedAt, ship: ship, in: &contents)
+                if ship {
+                    commit.outbox = contents.sync.outbox
+                    if let container, let data = contents.sync.outbox[commit.log.sequence] {
+                        let writeAhead = LogWriteAhead(data, container: container, document: document, device: device.id, sequence: commit.log.sequence)
+                        started = writeAhead
+                        commit.writeAhead = writeAhead
+                    }
+                }
+                return commit
+            }
+        } catch {
+            started?.discard()
+            throw error
         }
     }
 

@@ -44,6 +44,16 @@ public final class RegistrySnapshot: Sendable {
 public struct LocalCommit: Sendable {
     public let log: TransactionLog
     public let summary: ChangeSummary
+    /// The store's outbox as the commit left it (a save that ships), for the flush after it.
+    public var outbox: [UInt64: Data]?
+    /// The save's log being written beside its slot while the store committed, for the flush
+    /// after it to put in place (``Replicator/flush(_:in:after:)``).
+    public var writeAhead: LogWriteAhead?
+
+    init(log: TransactionLog, summary: ChangeSummary) {
+        self.log = log
+        self.summary = summary
+    }
 }
 
 /// What an import did.

@@ -9,8 +9,8 @@ import TestSupport
 
     init() throws { folder = try Self.makeFolder("cli-text") }
 
-    func text(_ root: String) throws -> String {
-        let show = try multidoc(["show", "Notes", "--json"], root: root)
+    func text(_ root: String, timeout: TimeInterval = 60) throws -> String {
+        let show = try multidoc(["show", "Notes", "--json"], root: root, timeout: timeout)
         let object = try #require(try json(show) as? [String: Any], "\(show.stderr)")
         return try #require(object["text"] as? String)
     }
@@ -165,20 +165,22 @@ import TestSupport
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
         let big = folder.appending("big.txt")
         try Data(String(repeating: "x", count: 17_000_000).utf8).write(to: big)
+        // Seconds each in a debug build, minutes when the whole suite loads the machine.
+        let slow: TimeInterval = 300
         let huge = try ProductRunner.run(
-            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "cp '\(big.path)'"])
+            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "cp '\(big.path)'"], timeout: slow)
         #expect(huge.status == 0, "\(huge.stderr)")
-        #expect(try text(rootB).count == 17_000_000)
-        let small = try multidoc(["edit", "Notes", "--text", "small again"], root: rootA)
+        #expect(try text(rootB, timeout: slow).count == 17_000_000)
+        let small = try multidoc(["edit", "Notes", "--text", "small again"], root: rootA, timeout: slow)
         #expect(small.status == 0 && small.stdout.contains("saved"), "\(small.stderr)")
         let logs = try #require(FileManager.default.enumerator(atPath: container)?.allObjects as? [String]).filter { $0.hasSuffix(".log") }.sorted()
         let last = try #require(logs.last)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: container + "/" + last)[.size] as? Int)
         #expect(size < 1000, "\(last): \(size) bytes")
-        let sync = try multidoc(["sync"], root: rootB)
+        let sync = try multidoc(["sync"], root: rootB, timeout: slow)
         #expect(sync.status == 0 && sync.stderr.isEmpty, "\(sync.stderr)")
-        #expect(try text(rootB) == "small again")
-        #expect(try text(rootA) == "small again")
+        #expect(try text(rootB, timeout: slow) == "small again")
+        #expect(try text(rootA, timeout: slow) == "small again")
     }
 
     @Test func historyListsTheSavesAndRevertBringsATextBack() throws {

@@ -23,11 +23,14 @@ extension TwoDevices {
 
     /// `multidoc` with `arguments`; with `root`, on that root and the container; `clockOffset`:
     /// the device's clock that many seconds off (`MULTIDOC_CLOCK_OFFSET`).
-    func multidoc(_ arguments: [String], root: String? = nil, stdin: String? = nil, clockOffset: Int? = nil) throws -> ProductRunner.Result {
+    /// `timeout`: longer for commands on texts of many megabytes (a debug build on a loaded machine).
+    func multidoc(
+        _ arguments: [String], root: String? = nil, stdin: String? = nil, clockOffset: Int? = nil, timeout: TimeInterval = 60
+    ) throws -> ProductRunner.Result {
         var all = arguments
         if let root { all += ["--root", root, "--container", container] }
         let environment = clockOffset.map { ["MULTIDOC_CLOCK_OFFSET": String($0)] } ?? [:]
-        return try ProductRunner.run("multidoc", all, environment: environment, stdin: stdin)
+        return try ProductRunner.run("multidoc", all, environment: environment, stdin: stdin, timeout: timeout)
     }
 
     func json(_ result: ProductRunner.Result) throws -> Any {

@@ -202,7 +202,34 @@ public final class SQLiteDocumentStore: DocumentStore {
     public func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         var result: T?
-        var committed = false
+        do {
+            try queue.writeWithoutTransaction { db in
+                result = try transaction(db, durable: durable, body)
+            }
+        } catch let error as DatabaseError {
+            throw Self.map(error, path: url.path)
+        }
+        guard let result else { throw StoreError(.writeFailed, path: url.path, detail: "transaction did not run") }
+        return result
+    }
+
+    /// The outbox's shipped logs taken out in a commit of their own, queued on the store's
+    /// queue: the save that shipped them returns without waiting for it, and every later read
+    /// and write of this store object (and ``close()``) runs after it. A failure leaves them in
+    /// the outbox (the next flush finds them in place and drops them then).
+    public func dropShipped(_ sequences: Set<UInt64>) throws {
+        if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
+        queue.asyncWriteWithoutTransaction { db in
+            _ = try? self.transaction(db, durable: false) { contents in
+                for sequence in sequences { contents.sync.outbox[sequence] = nil }
+            }
+        }
+    }
+
+    /// One transaction on the store's connection: `body` changes the contents, what changed is
+    /// written, and the commit is synced as `durable` says (``write(durable:_:)``). On a throw
+    /// nothing is committed and the cache is dropped.
+    private func transaction<T>(_ db: Database, durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
         // The level this commit needs; the connection keeps the last one set (setting it is a
         // statement of its own, run only when it changes).
         // Only a store's first write can be its log's first: the mark goes whatever this one is.
@@ -212,64 +239,61 @@ public final class SQLiteDocumentStore: DocumentStore {
         }
         let first = !durable && journalMode == .wal && wasNew && hasNoWriteAheadLog
         let level = first ? "OFF" : !durable && journalMode == .wal && synchronous == "FULL" ? "NORMAL" : synchronous
+        var result: T?
+        var committed = false
         do {
-            try queue.writeWithoutTransaction { db in
-                if connectionSynchronous.withLock({ $0 }) != level {
-                    try db.execute(sql: "PRAGMA synchronous = \(level)")
-                    connectionSynchronous.withLock { $0 = level }
-                }
-                // The first commit into a new write-ahead log syncs its header and then its folder
-                // (SQLite syncs a new file's folder the first time it syncs the file), even at
-                // NORMAL: two syncs, most of a document's first import. The header is synced so
-                // that frames written after a restart of the log are never mixed with an old
-                // generation's; a new log has none, and a power loss leaves it whole, torn (its
-                // frames fail their checksums and are ignored) or gone, the store then at the
-                // template's empty state, which the container fills again. OFF for that one
-                // commit, with the automatic checkpoint off too: a checkpoint without syncs could
-                // lose pages the log no longer holds.
-                if first { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
-                defer {
-                    if first {
-                        // Back to the store's level at once: a checkpoint (``sync()``, which a
-                        // save runs when its log could not be shipped, or ``checkpointIfDue()``)
-                        // run at OFF would sync nothing.
-                        if (try? db.execute(sql: "PRAGMA synchronous = \(synchronous)")) != nil {
-                            connectionSynchronous.withLock { $0 = synchronous }
-                        }
-                        try? db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.automaticCheckpointPages)")
+            if connectionSynchronous.withLock({ $0 }) != level {
+                try db.execute(sql: "PRAGMA synchronous = \(level)")
+                connectionSynchronous.withLock { $0 = level }
+            }
+            // The first commit into a new write-ahead log syncs its header and then its folder
+            // (SQLite syncs a new file's folder the first time it syncs the file), even at
+            // NORMAL: two syncs, most of a document's first import. The header is synced so
+            // that frames written after a restart of the log are never mixed with an old
+            // generation's; a new log has none, and a power loss leaves it whole, torn (its
+            // frames fail their checksums and are ignored) or gone, the store then at the
+            // template's empty state, which the container fills again. OFF for that one
+            // commit, with the automatic checkpoint off too: a checkpoint without syncs could
+            // lose pages the log no longer holds.
+            if first { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+            defer {
+                if first {
+                    // Back to the store's level at once: a checkpoint (``sync()``, which a
+                    // save runs when its log could not be shipped, or ``checkpointIfDue()``)
+                    // run at OFF would sync nothing.
+                    if (try? db.execute(sql: "PRAGMA synchronous = \(synchronous)")) != nil {
+                        connectionSynchronous.withLock { $0 = synchronous }
                     }
-                }
-                try db.inTransaction(.immediate) {
-                    // Taken out of the cache, and `before` without its texts: the body then
-                    // changes each text in place (a copy of a long text's state costs more than
-                    // the save), and the texts are compared by revision.
-                    var (current, after) = try self.takeCurrent(db)
-                    let committedTexts = SQLiteSchema.revisions(after)
-                    var before = after
-                    before.sync.texts = [:]
-                    // The history by its entries' ids, for the same reason: `before` holding it
-                    // made each save's new entry copy every entry kept (thousands, each retained).
-                    let committedHistory = after.sync.history.map(\.id)
-                    before.sync.history = []
-                    result = try body(&after)
-                    let (changed, appended) = try SQLiteSchema.save(
-                        from: before, committedTexts: committedTexts, committedHistory: committedHistory, to: after, in: db)
-                    after.textJournal = TextJournal()
-                    guard changed else {
-                        self.cache.withLock { $0 = (current, after) }
-                        return .commit
-                    }
-                    current = try SQLiteSchema.bumpGeneration(from: current, db)
-                    self.cache.withLock { $0 = (current, after) }
-                    if appended > 0 { self.appendedTextRows.withLock { $0 += appended } }
-                    self.lastCommitLevelSeen.withLock { $0 = level }
-                    committed = true
-                    return .commit
+                    try? db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.automaticCheckpointPages)")
                 }
             }
-        } catch let error as DatabaseError {
-            cache.withLock { $0 = nil }
-            throw Self.map(error, path: url.path)
+            try db.inTransaction(.immediate) {
+                // Taken out of the cache, and `before` without its texts: the body then
+                // changes each text in place (a copy of a long text's state costs more than
+                // the save), and the texts are compared by revision.
+                var (current, after) = try self.takeCurrent(db)
+                let committedTexts = SQLiteSchema.revisions(after)
+                var before = after
+                before.sync.texts = [:]
+                // The history by its entries' ids, for the same reason: `before` holding it
+                // made each save's new entry copy every entry kept (thousands, each retained).
+                let committedHistory = after.sync.history.map(\.id)
+                before.sync.history = []
+                result = try body(&after)
+                let (changed, appended) = try SQLiteSchema.save(
+                    from: before, committedTexts: committedTexts, committedHistory: committedHistory, to: after, in: db)
+                after.textJournal = TextJournal()
+                guard changed else {
+                    self.cache.withLock { $0 = (current, after) }
+                    return .commit
+                }
+                current = try SQLiteSchema.bumpGeneration(from: current, db)
+                self.cache.withLock { $0 = (current, after) }
+                if appended > 0 { self.appendedTextRows.withLock { $0 += appended } }
+                self.lastCommitLevelSeen.withLock { $0 = level }
+                committed = true
+                return .commit
+            }
         } catch {
             cache.withLock { $0 = nil }
             throw error

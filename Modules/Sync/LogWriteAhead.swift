@@ -1,0 +1,88 @@
+import Dispatch
+import FileIO
+import Foundation
+import Model
+import Synchronization
+
+/// A save's log written and synced beside its slot in the container on a thread of its own,
+/// started inside the save's transaction once the log is staged, so that the slow half of the
+/// save's one durable step (the log file's sync) runs while the store writes and commits.
+///
+/// The log is put in its slot only by the flush that follows the commit
+/// (``Replicator/flush(_:in:after:)``): a save that does not commit leaves nothing in the
+/// container, and the order of a device's logs, the slot checks and the folder's sync are
+/// those of a plain flush. A write that failed costs nothing: the flush writes the log itself.
+public final class LogWriteAhead: Sendable {
+    /// The log's sequence and bytes, as the store's outbox holds them.
+    let sequence: UInt64
+    let data: Data
+
+    private enum State: Sendable {
+        case writing
+        case written(Result<AtomicFile.PreparedFile, SyncError>)
+        case done
+    }
+
+    private let state = Mutex(State.writing)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// One serial queue per process: a device's saves are serial anyway, and a queue of its own
+    /// never waits behind other work.
+    private static let queue = DispatchQueue(label: "multidoc.log-write-ahead", qos: .userInitiated)
+
+    /// Runs `work` on the queue the logs are written ahead on: after the writes started
+    /// before, and before those started after.
+    static func inBackground(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
+
+    /// Waits for the work started on that queue so far (tests, and a caller that looks for
+    /// the next log's file made ahead).
+    public static func finishBackgroundWork() {
+        queue.sync {}
+    }
+
+    /// Starts writing `data`, log `sequence` of `device`, beside its slot.
+    init(_ data: Data, container: Container, document: DocumentID, device: DeviceID, sequence: UInt64) {
+        self.sequence = sequence
+        self.data = data
+        Self.queue.async { [self] in
+            let written = Result { () throws(SyncError) in
+                try container.prepareLog(data, document: document, device: device, sequence: sequence)
+            }
+            state.withLock { $0 = .written(written) }
+            finished.signal()
+        }
+    }
+
+    /// The prepared file of log ``sequence``, once written, if it holds `data`; nil when the
+    /// write failed, was taken already, or is of other bytes (a log resealed since: dropped).
+    func take(_ data: Data) -> AtomicFile.PreparedFile? {
+        guard let prepared = finish() else { return nil }
+        guard data == self.data else {
+            AtomicFile.discard(prepared)
+            return nil
+        }
+        return prepared
+    }
+
+    /// Drops the file unless it was taken: the save did not commit, or its flush stopped
+    /// before this log.
+    public func discard() {
+        if let prepared = finish() { AtomicFile.discard(prepared) }
+    }
+
+    /// Waits for the write and hands its file out once.
+    private func finish() -> AtomicFile.PreparedFile? {
+        let pending = state.withLock { state -> Bool in
+            if case .writing = state { return true }
+            return false
+        }
+        if pending { finished.wait() }
+        return state.withLock { state -> AtomicFile.PreparedFile? in
+            defer { state = .done }
+            guard case .written(.success(let prepared)) = state else { return nil }
+            return prepared
+        }
+    }
+}
