@@ -253,7 +253,7 @@ extension DocumentLibrary {
                 document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
                 ship: ship, durable: durable ?? !logIsTheDurableStep,
                 // The log's file written and synced while the store commits: the flush below puts it in place.
-                writingLogAheadTo: logIsTheDurableStep ? cloud?.container : nil, editing: makeSave)
+                writingLogAheadTo: logIsTheDurableStep ? cloud?.container : nil, preparingNextLog: cloud?.preparesNextLog == true, editing: makeSave)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)
         }

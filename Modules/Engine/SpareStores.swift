@@ -117,8 +117,6 @@ extension DocumentLibrary {
     public func waitForSpareStores() async {
         replenishTakenSpares()
         await finishSpareWork()
-        // The next log files made ahead after each save (``Replicator/preparesNextLog``).
-        LogWriteAhead.finishBackgroundWork()
     }
 
     /// Waits for the spares being made, starting none.

@@ -94,6 +94,11 @@ extension Container {
     /// Puts a log made by ``prepareLog(_:document:device:sequence:)`` in its slot, where
     /// nothing is, as ``placeLog(_:document:device:sequence:)`` does.
     func placePrepared(_ prepared: AtomicFile.PreparedFile) throws(SyncError) -> (url: URL, placement: AtomicFile.Placement) {
+        // Checked again: the folders may have changed while the store committed.
+        if let problem = symlinkProblem(prepared.url) {
+            AtomicFile.discard(prepared)
+            throw SyncError(.writeFailed, path: prepared.url.path, detail: problem)
+        }
         let placement: AtomicFile.Placement
         do {
             placement = try AtomicFile.placeOnce(prepared)

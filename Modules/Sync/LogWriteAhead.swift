@@ -30,29 +30,29 @@ public final class LogWriteAhead: Sendable {
     /// never waits behind other work.
     private static let queue = DispatchQueue(label: "multidoc.log-write-ahead", qos: .userInitiated)
 
-    /// Runs `work` on the queue the logs are written ahead on: after the writes started
-    /// before, and before those started after.
-    static func inBackground(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
-    }
-
-    /// Waits for the work started on that queue so far (tests, and a caller that looks for
-    /// the next log's file made ahead).
-    public static func finishBackgroundWork() {
-        queue.sync {}
-    }
-
-    /// Starts writing `data`, log `sequence` of `device`, beside its slot.
-    init(_ data: Data, container: Container, document: DocumentID, device: DeviceID, sequence: UInt64) {
+    /// Starts writing `data`, log `sequence` of `device`, beside its slot. With
+    /// `preparingNext`, the empty file the next log fills is made too (``Replicator/preparesNextLog``),
+    /// before this one can be put in place: a peer that stamps the log folder once it sees this
+    /// log sees the folder as the next save leaves it.
+    init(_ data: Data, container: Container, document: DocumentID, device: DeviceID, sequence: UInt64, preparingNext: Bool = false) {
         self.sequence = sequence
         self.data = data
         Self.queue.async { [self] in
             let written = Result { () throws(SyncError) in
                 try container.prepareLog(data, document: document, device: device, sequence: sequence)
             }
+            if preparingNext, case .success = written, sequence < UInt64.max {
+                // Not synced: its folder is an old one, synced by every log's write anyway.
+                try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device, sequence: sequence + 1), synced: false)
+            }
             state.withLock { $0 = .written(written) }
             finished.signal()
         }
+    }
+
+    /// A file written and never taken nor dropped (a caller that let go of it) is removed.
+    deinit {
+        if case .written(.success(let prepared)) = state.withLock({ $0 }) { AtomicFile.discard(prepared) }
     }
 
     /// The prepared file of log ``sequence``, once written, if it holds `data`; nil when the
@@ -78,7 +78,11 @@ public final class LogWriteAhead: Sendable {
             if case .writing = state { return true }
             return false
         }
-        if pending { finished.wait() }
+        if pending {
+            finished.wait()
+            // For any other caller waiting at once.
+            finished.signal()
+        }
         return state.withLock { state -> AtomicFile.PreparedFile? in
             defer { state = .done }
             guard case .written(.success(let prepared)) = state else { return nil }

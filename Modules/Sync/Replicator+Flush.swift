@@ -106,13 +106,11 @@ extension Replicator {
         // them again finds the same bytes in place.
         let sent = Set(outbox.keys)
         try store.dropShipped(sent)
-        if preparesNextLog, let last = sent.max(), last < UInt64.max {
+        // A log written ahead made the next one's file with it (``LogWriteAhead``).
+        if preparesNextLog, let last = sent.max(), last < UInt64.max, writeAhead?.sequence != last {
             // Not synced: its folder is an old one, synced by every log's write anyway, and a sync
-            // per save would cost a burst of saves more than the file saves the next one. Made
-            // on the write-ahead's queue, while the caller goes on, and so before the next
-            // save's log is written there.
-            let next = container.logURL(document, device: device.id, sequence: last + 1)
-            LogWriteAhead.inBackground { try? AtomicFile.makeSpareTemporary(for: next, synced: false) }
+            // per save would cost a burst of saves more than the file saves the next one.
+            try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device.id, sequence: last + 1), synced: false)
         }
         return written
     }
@@ -332,7 +330,7 @@ extension Replicator {
         // would make the folder and leave the one made ahead unused.
         let ahead = commit.flatMap { commit in
             commit.outbox?[commit.log.sequence].map { data in
-                LogWriteAhead(data, container: container, document: info.document, device: device.id, sequence: commit.log.sequence)
+                LogWriteAhead(data, container: container, document: info.document, device: device.id, sequence: commit.log.sequence, preparingNext: preparesNextLog)
             }
         }
         let url = container.infoURL(info.document, device: device.id)

@@ -56,9 +56,10 @@ extension Replicator {
     /// on a thread of its own, while the store commits (``LogWriteAhead``); the flush that
     /// follows puts it in place (``flush(_:in:after:)``). Nothing is left of it if the commit
     /// fails.
+    /// `preparingNextLog`: the next log's file is made with it (``preparesNextLog``).
     public static func commit(
         document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
-        to store: any DocumentStore, ship: Bool, durable: Bool = true, writingLogAheadTo container: Container? = nil,
+        to store: any DocumentStore, ship: Bool, durable: Bool = true, writingLogAheadTo container: Container? = nil, preparingNextLog: Bool = false,
         editing makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
     ) throws -> LocalCommit {
         let committedAt = now()
@@ -73,7 +74,8 @@ extension Replicator {
                 if ship {
                     commit.outbox = contents.sync.outbox
                     if let container, let data = contents.sync.outbox[commit.log.sequence] {
-                        let writeAhead = LogWriteAhead(data, container: container, document: document, device: device.id, sequence: commit.log.sequence)
+                        let writeAhead = LogWriteAhead(
+                            data, container: container, document: document, device: device.id, sequence: commit.log.sequence, preparingNext: preparingNextLog)
                         started = writeAhead
                         commit.writeAhead = writeAhead
                     }

@@ -36,6 +36,8 @@ public final class SQLiteDocumentStore: DocumentStore {
     private let writeAheadLogIsNew: Mutex<Bool>
     /// The `synchronous` level the last commit ran at (for tests).
     private let lastCommitLevelSeen = Mutex<String?>(nil)
+    /// A queued ``dropShipped(_:)`` failed: the next one runs at once and throws.
+    private let dropFailed = Mutex(false)
     var lastCommitLevel: String? { lastCommitLevelSeen.withLock { $0 } }
 
     /// Paths this process has open as stores, with how many connections each. The header check
@@ -156,6 +158,8 @@ public final class SQLiteDocumentStore: DocumentStore {
 
     private init(moving other: SQLiteDocumentStore, to url: URL) {
         self.url = url
+        // Whatever the old object queued (``dropShipped(_:)``) has run: its state is copied next.
+        try? other.queue.inDatabase { _ in }
         queue = other.queue
         cache.withLock { $0 = other.cache.withLock { $0 } }
         commitsSinceCheckpoint.withLock { $0 = other.commitsSinceCheckpoint.withLock { $0 } }
@@ -217,11 +221,23 @@ public final class SQLiteDocumentStore: DocumentStore {
     /// queue: the save that shipped them returns without waiting for it, and every later read
     /// and write of this store object (and ``close()``) runs after it. A failure leaves them in
     /// the outbox (the next flush finds them in place and drops them then).
+    /// When one such commit failed, the next is made at once and its error thrown, so the
+    /// caller says it (the logs are shipped; the outbox keeps them until a flush drops them).
     public func dropShipped(_ sequences: Set<UInt64>) throws {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
+        let drop: @Sendable (inout StoreContents) -> Void = { contents in
+            for sequence in sequences { contents.sync.outbox[sequence] = nil }
+        }
+        if dropFailed.withLock({ $0 }) {
+            try write(durable: false, drop)
+            dropFailed.withLock { $0 = false }
+            return
+        }
         queue.asyncWriteWithoutTransaction { db in
-            _ = try? self.transaction(db, durable: false) { contents in
-                for sequence in sequences { contents.sync.outbox[sequence] = nil }
+            do {
+                try self.transaction(db, durable: false, drop)
+            } catch {
+                self.dropFailed.withLock { $0 = true }
             }
         }
     }
