@@ -50,6 +50,14 @@ public final class LogWriteAhead: Sendable {
         }
     }
 
+    /// Starts writing the log `commit` staged (as its `outbox` holds it), if it holds one.
+    static func starting(
+        for commit: LocalCommit, container: Container, document: DocumentID, device: DeviceID, preparingNext: Bool
+    ) -> LogWriteAhead? {
+        guard let data = commit.outbox?[commit.log.sequence] else { return nil }
+        return LogWriteAhead(data, container: container, document: document, device: device, sequence: commit.log.sequence, preparingNext: preparingNext)
+    }
+
     /// A file written and never taken nor dropped (a caller that let go of it) is removed.
     deinit {
         if case .written(.success(let prepared)) = state.withLock({ $0 }) { AtomicFile.discard(prepared) }

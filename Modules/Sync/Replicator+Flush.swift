@@ -329,9 +329,7 @@ extension Replicator {
         // Started once the folder is the one made ahead (taken just now): writing into it first
         // would make the folder and leave the one made ahead unused.
         let ahead = commit.flatMap { commit in
-            commit.outbox?[commit.log.sequence].map { data in
-                LogWriteAhead(data, container: container, document: info.document, device: device.id, sequence: commit.log.sequence, preparingNext: preparesNextLog)
-            }
+            LogWriteAhead.starting(for: commit, container: container, document: info.document, device: device.id, preparingNext: preparesNextLog)
         }
         let url = container.infoURL(info.document, device: device.id)
         do {

@@ -73,11 +73,9 @@ extension Replicator {
                     committedAt: committedAt, ship: ship, in: &contents)
                 if ship {
                     commit.outbox = contents.sync.outbox
-                    if let container, let data = contents.sync.outbox[commit.log.sequence] {
-                        let writeAhead = LogWriteAhead(
-                            data, container: container, document: document, device: device.id, sequence: commit.log.sequence, preparingNext: preparingNextLog)
-                        started = writeAhead
-                        commit.writeAhead = writeAhead
+                    if let container {
+                        started = LogWriteAhead.starting(for: commit, container: container, document: document, device: device.id, preparingNext: preparingNextLog)
+                        commit.writeAhead = started
                     }
                 }
                 return commit

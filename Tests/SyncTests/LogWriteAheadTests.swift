@@ -19,6 +19,14 @@ import TestSupport
         return names.filter { !$0.hasSuffix(".spare") }.sorted()
     }
 
+    /// Device A of a new harness on `backend`, with the document made, its text "one".
+    func started(_ backend: SyncBackend) throws -> (SyncHarness, SyncDevice) {
+        let harness = try SyncHarness(backend)
+        let a = harness.device(1, "A", format: format2)
+        try a.create(doc, name: "Ahead", text: "one", now: harness.clock.now())
+        return (harness, a)
+    }
+
     func appendSave(_ device: SyncDevice, _ store: any DocumentStore, _ suffix: String, failing: Bool = false) throws -> LocalCommit {
         try Replicator.commit(
             document: doc, device: device.identity, format: format2, now: { Date(timeIntervalSince1970: 1_800_000_000) }, to: store, ship: true,
@@ -59,10 +67,8 @@ import TestSupport
     }
 
     @Test func theOutboxTakenOutAfterAFlushIsCommittedForOtherConnectionsToo() throws {
-        let harness = try SyncHarness(.sqlite)
+        let (harness, a) = try started(.sqlite)
         defer { harness.folder.remove() }
-        let a = harness.device(1, "A", format: format2)
-        try a.create(doc, name: "Ahead", text: "one", now: harness.clock.now())
         let store = try a.store(doc)
         let commit = try appendSave(a, store, " two")
         try a.replicator.flush(doc, in: store, after: commit)
@@ -75,10 +81,8 @@ import TestSupport
     }
 
     @Test func aSaveThatDoesNotCommitLeavesNothingOfItsLog() throws {
-        let harness = try SyncHarness(.memory)
+        let (harness, a) = try started(.memory)
         defer { harness.folder.remove() }
-        let a = harness.device(1, "A", format: format2)
-        try a.create(doc, name: "Ahead", text: "one", now: harness.clock.now())
         let store = RefusingCommitStore(try a.store(doc))
         defer { store.close() }
         #expect(throws: StoreError.self) { try appendSave(a, store, " two") }
@@ -87,10 +91,8 @@ import TestSupport
     }
 
     @Test func aLogOfOtherBytesThanTheOneWrittenAheadIsWrittenAnew() throws {
-        let harness = try SyncHarness(.memory)
+        let (harness, a) = try started(.memory)
         defer { harness.folder.remove() }
-        let a = harness.device(1, "A", format: format2)
-        try a.create(doc, name: "Ahead", text: "one", now: harness.clock.now())
         let store = try a.store(doc)
         defer { store.close() }
         let commit = try appendSave(a, store, " two")
