@@ -21,10 +21,13 @@ import Storage
 /// ```
 public struct DeviceRoot: Sendable {
     public let url: URL
+    /// `Documents/`'s path, made once: a record's path is asked for on every save and import.
+    let documentsPath: String
 
     /// Resolves symlinks so one folder is never seen under two spellings (seed: NSURL+NPAssisting).
     public init(url: URL) {
         self.url = url.standardizedFileURL.resolvingSymlinksInPath()
+        documentsPath = self.url.appendingPathComponent("Documents", isDirectory: false).path
     }
 
     public var documentsDirectory: URL { url.appendingPathComponent("Documents", isDirectory: false) }
@@ -52,6 +55,8 @@ public struct DeviceRoot: Sendable {
     public func documentDirectory(_ id: DocumentID) -> URL { documentsDirectory.appendingPathComponent(id.description, isDirectory: false) }
     public static let recordFileName = "document.json"
     public func recordURL(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent(Self.recordFileName, isDirectory: false) }
+    /// ``recordURL(_:)``'s path, without a URL made on the way.
+    func recordPath(_ id: DocumentID) -> String { documentsPath + "/" + id.description + "/" + Self.recordFileName }
     /// The folder of a document's store: `Documents/<uuid>/<folder>/`, named after the document
     /// when its store was made and never moved by a rename (``LocalDocumentRecord/folder``).
     public func storeDirectory(_ record: LocalDocumentRecord) -> URL {

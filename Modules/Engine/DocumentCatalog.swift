@@ -203,7 +203,7 @@ struct DocumentCatalog: Sendable {
     /// One record, checked against its file. Returns it, or nil if there is none.
     @discardableResult
     mutating func refresh(_ id: DocumentID, _ root: DeviceRoot, recordPath: String? = nil, stamp known: FileIdentity?? = nil) -> LocalDocumentRecord? {
-        let path = recordPath ?? root.recordURL(id).path
+        let path = recordPath ?? root.recordPath(id)
         guard let stamp = known ?? FileIdentity(path: path) else {
             damaged[id] = nil
             forget(id)

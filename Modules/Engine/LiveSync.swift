@@ -148,7 +148,8 @@ public struct LiveSync: Service {
 final class ContainerWatch: Sendable {
     private struct State {
         var watcher: ContainerWatcher?
-        var forwarder: Task<Void, Never>?
+        /// How many watchers were made: a watcher's events name the one they come from.
+        var made = 0
         var stopped = false
     }
 
@@ -170,41 +171,41 @@ final class ContainerWatch: Sendable {
         guard FileManager.default.fileExists(atPath: container.path, isDirectory: &isDirectory), isDirectory.boolValue else { return false }
         return state.withLock { state -> Bool in
             guard state.watcher == nil, !state.stopped else { return false }
-            let watcher: ContainerWatcher
+            let again = state.made > 0
+            let number = state.made + 1
+            let view = Container(root: container), loop = loop
             do {
-                watcher = try ContainerWatcher(root: container)
+                // The loop hears of each file on the watcher's thread: the pass it starts is
+                // one task switch away, not two.
+                state.watcher = try ContainerWatcher(root: container) { [weak self] event in
+                    loop.noteContainer(event, container: view)
+                    if event == .rescan, !FileManager.default.fileExists(atPath: view.root.path) { self?.drop(number) }
+                }
             } catch {
                 logger.warning("cannot watch the container; relying on rescans", metadata: ["error": "\(error)"])
                 return false
             }
-            let again = state.forwarder != nil
-            state.watcher = watcher
-            let view = Container(root: container), loop = loop
-            state.forwarder = Task { [weak self] in
-                for await event in watcher.events {
-                    loop.noteContainer(event, container: view)
-                    if event == .rescan, !FileManager.default.fileExists(atPath: view.root.path) { break }
-                }
-                self?.drop(watcher)
-            }
+            state.made = number
             logger.debug("watching the container", metadata: ["path": "\(container.path)"])
             return again
         }
     }
 
-    private func drop(_ watcher: ContainerWatcher) {
-        watcher.stop()
-        state.withLock { state in
-            if state.watcher === watcher { state.watcher = nil }
+    /// Stops the watcher made `number`th if it is still the one watching (its folder went away).
+    private func drop(_ number: Int) {
+        let watcher = state.withLock { state -> ContainerWatcher? in
+            guard state.made == number else { return nil }
+            defer { state.watcher = nil }
+            return state.watcher
         }
+        watcher?.stop()
     }
 
     func stop() {
-        let (watcher, forwarder) = state.withLock { state in
-            defer { state.watcher = nil; state.forwarder = nil; state.stopped = true }
-            return (state.watcher, state.forwarder)
+        let watcher = state.withLock { state in
+            defer { state.watcher = nil; state.stopped = true }
+            return state.watcher
         }
-        forwarder?.cancel()
         watcher?.stop()
     }
 }

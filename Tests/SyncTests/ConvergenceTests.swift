@@ -249,6 +249,25 @@ extension ConvergenceTests {
         #expect(found)
     }
 
+    /// A watcher with a handler hands it every event on its own thread, in order.
+    @Test(.timeLimit(.minutes(1)))
+    func aHandlerHearsEachFileAsItLands() async throws {
+        let folder = try TemporaryDirectory("watch-handler")
+        defer { folder.remove() }
+        let (heard, hear) = AsyncStream.makeStream(of: ContainerWatcher.Event.self)
+        let watcher = try ContainerWatcher(root: folder.url) { hear.yield($0) }
+        defer { watcher.stop() }
+        try Data("1".utf8).write(to: folder.appending("first.log"))
+        try Data("2".utf8).write(to: folder.appending("second.log"))
+        var names: [String] = []
+        for await event in heard {
+            guard case .changed(let url) = event else { continue }
+            if names.last != url.lastPathComponent { names.append(url.lastPathComponent) }
+            if url.lastPathComponent == "second.log" { break }
+        }
+        #expect(names == ["first.log", "second.log"])
+    }
+
     /// Links are never followed: a loop in the container (which Syncthing copies between hosts
     /// as it is) once sent the watcher into endless recursion, and the daemon ignored SIGTERM.
     @Test(.timeLimit(.minutes(1)))

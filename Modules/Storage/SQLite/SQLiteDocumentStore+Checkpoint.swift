@@ -31,8 +31,24 @@ extension SQLiteDocumentStore {
         queue.asyncWriteWithoutTransaction { db in
             if compactionDue { _ = try? self.compactTexts(db) }
             guard due, (try? self.restoreSyncingLevel(db)) != nil else { return }
-            _ = try? db.checkpoint(.passive)
+            guard let done = try? db.checkpoint(.passive), done.walFrameCount > 0, done.checkpointedFrameCount == done.walFrameCount else { return }
+            _ = try? self.restartWriteAheadLog(db)
         }
+    }
+
+    /// Starts the write-ahead log over, right after a checkpoint that copied all of it into the
+    /// store file: the first commit into a log started over writes its header and syncs it
+    /// (at any level but OFF; frames of the old generation must never pass for new ones), two
+    /// syncs that would otherwise land on the next save, or on the next import of a peer's
+    /// edit. One write of the schema's version, unchanged, does it here instead, off their way
+    /// (at NORMAL: the header is synced, and the commit, which changes nothing, need not be).
+    private func restartWriteAheadLog(_ db: Database) throws {
+        if connectionSynchronous.withLock({ $0 }) == "FULL" {
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            connectionSynchronous.withLock { $0 = "NORMAL" }
+        }
+        let version = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        try db.execute(sql: "PRAGMA user_version = \(version)")
     }
 
     /// After this many rows of text operations, ``checkpointIfDue()`` writes the texts' states
