@@ -28,6 +28,8 @@ extension Replicator {
     @discardableResult
     public func flush(_ document: DocumentID, in store: any DocumentStore, after commit: LocalCommit) throws -> [URL] {
         defer { commit.writeAhead?.discard() }
+        // While its file may still be syncing: what placing it needs besides the rename.
+        commit.writeAhead?.readyToPlace()
         var steppedOver: [QuarantinedFile] = []
         return try flush(
             document, in: store, resequencedOnce: false, stepsLeft: 3, steppedOver: &steppedOver, outbox: commit.outbox, writeAhead: commit.writeAhead)
@@ -53,7 +55,7 @@ extension Replicator {
         var written: [URL] = []
         for (sequence, data) in resealed.sorted(by: { $0.key < $1.key }) {
             let (url, placement) = if let writeAhead, writeAhead.sequence == sequence, let prepared = writeAhead.take(data) {
-                try container.placePrepared(prepared)
+                try container.placePrepared(prepared, checked: writeAhead.checkedSlot)
             } else {
                 try container.placeLog(data, document: document, device: device.id, sequence: sequence)
             }
@@ -106,7 +108,7 @@ extension Replicator {
         // them again finds the same bytes in place.
         let sent = Set(outbox.keys)
         try store.dropShipped(sent)
-        // A log written ahead made the next one's file with it (``LogWriteAhead``).
+        // A log written ahead had the next one's file made before it was placed (``LogWriteAhead``).
         if preparesNextLog, let last = sent.max(), last < UInt64.max, writeAhead?.sequence != last {
             // Not synced: its folder is an old one, synced by every log's write anyway, and a sync
             // per save would cost a burst of saves more than the file saves the next one.

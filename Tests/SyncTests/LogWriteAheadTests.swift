@@ -80,6 +80,45 @@ import TestSupport
         #expect(try again.read().graph.textEntry?.text == "one two")
     }
 
+    /// The next log's empty file is made before a log written ahead is put in place: a peer
+    /// that stamps the folder when the log lands sees it as the next save leaves it.
+    @Test func theNextLogsFileIsMadeBeforeALogWrittenAheadLands() throws {
+        let (harness, a) = try started(.sqlite)
+        defer { harness.folder.remove() }
+        let store = try a.store(doc)
+        defer { store.close() }
+        let commit = try Replicator.commit(
+            document: doc, device: a.identity, format: format2, now: { Date(timeIntervalSince1970: 1_800_000_000) }, to: store, ship: true,
+            durable: false, writingLogAheadTo: a.replicator.container, preparingNextLog: true
+        ) { graph in
+            guard let entry = graph.textEntry else { throw StoreError(.corrupt, path: "test", detail: "no text") }
+            return ([], [TextEdit(object: entry.id, attribute: Entity.TextEntry.text, .append(" two"))])
+        }
+        let url = a.replicator.container.logURL(doc, device: a.identity.id, sequence: 2)
+        let folder = url.deletingLastPathComponent()
+        try a.replicator.flush(doc, in: store, after: commit)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(names.contains(".tmp-0000000000000003.log.spare"), "\(names)")
+        #expect(try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(".tmp-0000000000000003.log.spare").path)[.size] as? Int == 0)
+    }
+
+    /// The slot's folders are looked at again once the store committed: a link put on the way
+    /// meanwhile stops the log (it waits in the outbox).
+    @Test func aLinkPutInTheSlotsPathWhileTheStoreCommittedStopsTheLog() throws {
+        let (harness, a) = try started(.sqlite)
+        defer { harness.folder.remove() }
+        let store = try a.store(doc)
+        defer { store.close() }
+        let commit = try appendSave(a, store, " two")
+        let folder = a.replicator.container.logURL(doc, device: a.identity.id, sequence: 2).deletingLastPathComponent()
+        let elsewhere = harness.folder.appending("elsewhere")
+        try FileManager.default.moveItem(at: folder, to: elsewhere)
+        try FileManager.default.createSymbolicLink(at: folder, withDestinationURL: elsewhere)
+        #expect(throws: SyncError.self) { try a.replicator.flush(doc, in: store, after: commit) }
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.appendingPathComponent("0000000000000002.log").path), "nothing was put through the link")
+        #expect(try store.read().sync.outbox[2] != nil, "the save waits in the outbox")
+    }
+
     @Test func aSaveThatDoesNotCommitLeavesNothingOfItsLog() throws {
         let (harness, a) = try started(.memory)
         defer { harness.folder.remove() }
