@@ -61,6 +61,20 @@ extension DocumentLibrary {
         await pass(.command(document), progress: progress)
     }
 
+    /// The short way of the logs the watcher saw arrive (``importArrived(_:logs:replicator:report:)``)
+    /// for the documents of a targeted `scope`; the documents it did not settle stay in it.
+    /// Returns true when none is left.
+    private func importArrivals(
+        _ arrivals: [DocumentID: [DeviceID: Set<UInt64>]], scope: inout PassScope, replicator: Replicator, report: inout SyncReport
+    ) async -> Bool {
+        guard case .documents(var ids) = scope, !arrivals.isEmpty else { return false }
+        for (id, logs) in arrivals.sorted(by: { $0.key < $1.key }) where ids.contains(id) {
+            if await importArrived(id, logs: logs, replicator: replicator, report: &report) { ids.remove(id) }
+        }
+        scope = .documents(ids)
+        return ids.isEmpty
+    }
+
     func pass(
         _ scope: PassScope, arrivals: [DocumentID: [DeviceID: Set<UInt64>]] = [:], firstImports: FirstImports = .now,
         progress: (@Sendable (SyncProgress) -> Void)?
@@ -84,6 +98,11 @@ extension DocumentLibrary {
             return report
         }
         let container = replicator.container
+        // Logs the watcher saw arrive in a container this process syncs with: imported first.
+        // That they can be read says the container is there; when they cannot, the look below
+        // says what happened to it.
+        let arrivalsFirst = identityChecked && cloudAvailable
+        if arrivalsFirst, await importArrivals(arrivals, scope: &scope, replicator: replicator, report: &report) { return report }
         guard container.isAvailable else {
             report.cloudAvailable = false
             // A folder that is not there and that this device never synced through is a wrong
@@ -130,13 +149,7 @@ extension DocumentLibrary {
             // The check may have learnt the container's format (and what it refuses).
             replicator = self.replicator ?? replicator
         }
-        if case .documents(var ids) = scope, !arrivals.isEmpty {
-            for (id, logs) in arrivals.sorted(by: { $0.key < $1.key }) where ids.contains(id) {
-                if await importArrived(id, logs: logs, replicator: replicator, report: &report) { ids.remove(id) }
-            }
-            guard !ids.isEmpty else { return report }
-            scope = .documents(ids)
-        }
+        if !arrivalsFirst, await importArrivals(arrivals, scope: &scope, replicator: replicator, report: &report) { return report }
 
         let only: Set<DocumentID>?
         switch scope {
