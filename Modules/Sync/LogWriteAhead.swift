@@ -19,7 +19,6 @@ public final class LogWriteAhead: Sendable {
     private let container: Container
     private let document: DocumentID
     private let device: DeviceID
-    private let preparesNext: Bool
     /// What ``readyToPlace()`` found of the slot's folders (nil: not looked at).
     private let slotCheck = Mutex<SlotCheck?>(nil)
 
@@ -42,18 +41,22 @@ public final class LogWriteAhead: Sendable {
     private static let queue = DispatchQueue(label: "multidoc.log-write-ahead", qos: .userInitiated)
 
     /// Starts writing `data`, log `sequence` of `device`, beside its slot. With
-    /// `preparingNext`, ``readyToPlace()`` makes the empty file the next log fills
-    /// (``Replicator/preparesNextLog``).
+    /// `preparingNext`, the empty file the next log fills is made too (``Replicator/preparesNextLog``),
+    /// once the log's folder is there and before this one can be put in place: a peer that
+    /// stamps the log folder once it sees this log sees the folder as the next save leaves it.
     init(_ data: Data, container: Container, document: DocumentID, device: DeviceID, sequence: UInt64, preparingNext: Bool = false) {
         self.sequence = sequence
         self.data = data
         self.container = container
         self.document = document
         self.device = device
-        preparesNext = preparingNext
         Self.queue.async { [self] in
             let written = Result { () throws(SyncError) in
                 try container.prepareLog(data, document: document, device: device, sequence: sequence)
+            }
+            if preparingNext, case .success = written, sequence < UInt64.max {
+                // Not synced: its folder is an old one, synced by every log's write anyway.
+                try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device, sequence: sequence + 1), synced: false)
             }
             state.withLock { $0 = .written(written) }
             finished.signal()
@@ -61,15 +64,9 @@ public final class LogWriteAhead: Sendable {
     }
 
     /// What the flush does once the store committed, while this log's file may still be
-    /// syncing, so that putting it in place is a rename and nothing more: the slot's folders
-    /// are checked again for links (they may have changed while the store committed), and the
-    /// next log's empty file is made before this log can be put in place, so a peer that stamps
-    /// the log folder once it sees this log sees the folder as the next save leaves it.
+    /// syncing: the slot's folders are checked again for links (they may have changed while
+    /// the store committed), so that putting the file in place after the wait is the rename.
     func readyToPlace() {
-        if preparesNext, sequence < UInt64.max {
-            // Not synced: its folder is an old one, synced by every log's write anyway.
-            try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device, sequence: sequence + 1), synced: false)
-        }
         let problem = container.symlinkProblem(container.logURL(document, device: device, sequence: sequence))
         slotCheck.withLock { $0 = problem.map(SlotCheck.problem) ?? .clear }
     }

@@ -28,7 +28,7 @@ extension Replicator {
     @discardableResult
     public func flush(_ document: DocumentID, in store: any DocumentStore, after commit: LocalCommit) throws -> [URL] {
         defer { commit.writeAhead?.discard() }
-        // While its file may still be syncing: what placing it needs besides the rename.
+        // While its file may still be syncing: the look at its slot's folders.
         commit.writeAhead?.readyToPlace()
         var steppedOver: [QuarantinedFile] = []
         return try flush(
@@ -108,7 +108,7 @@ extension Replicator {
         // them again finds the same bytes in place.
         let sent = Set(outbox.keys)
         try store.dropShipped(sent)
-        // A log written ahead had the next one's file made before it was placed (``LogWriteAhead``).
+        // A log written ahead made the next one's file with it (``LogWriteAhead``).
         if preparesNextLog, let last = sent.max(), last < UInt64.max, writeAhead?.sequence != last {
             // Not synced: its folder is an old one, synced by every log's write anyway, and a sync
             // per save would cost a burst of saves more than the file saves the next one.
