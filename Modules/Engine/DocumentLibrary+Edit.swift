@@ -229,10 +229,7 @@ extension DocumentLibrary {
         if ship, let cloud {
             let stamps = cloud.container.changeStamps(id, earlier: importedBeforeSave[id])
             if importedBeforeSave[id] != stamps {
-                // No folder of the document in the container (a document being created): nothing
-                // there to import first.
-                let nothingThere = stamps.devices.isEmpty && stamps.stamps.allSatisfy { $0.modified == -1 }
-                importedBeforeSave[id] = nothingThere || (try? cloud.importPending(id, into: document.store)) != nil ? stamps : nil
+                importedBeforeSave[id] = (try? cloud.importPending(id, into: document.store)) == nil ? nil : stamps
             }
             // A device that saves is registered before its first log ships: devices prune
             // their logs only once every registered device has applied them.
