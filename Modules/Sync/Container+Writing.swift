@@ -93,18 +93,9 @@ extension Container {
 
     /// Puts a log made by ``prepareLog(_:document:device:sequence:)`` in its slot, where
     /// nothing is, as ``placeLog(_:document:device:sequence:)`` does.
-    /// `checked`: what a look at the slot's folders after the store committed found
-    /// (``LogWriteAhead/readyToPlace()``); nil looks now.
-    func placePrepared(
-        _ prepared: AtomicFile.PreparedFile, checked: LogWriteAhead.SlotCheck? = nil
-    ) throws(SyncError) -> (url: URL, placement: AtomicFile.Placement) {
+    func placePrepared(_ prepared: AtomicFile.PreparedFile) throws(SyncError) -> (url: URL, placement: AtomicFile.Placement) {
         // Checked again: the folders may have changed while the store committed.
-        let problem: String? = switch checked {
-        case .clear: nil
-        case .problem(let problem): problem
-        case nil: symlinkProblem(prepared.url)
-        }
-        if let problem {
+        if let problem = symlinkProblem(prepared.url) {
             AtomicFile.discard(prepared)
             throw SyncError(.writeFailed, path: prepared.url.path, detail: problem)
         }

@@ -16,16 +16,6 @@ public final class LogWriteAhead: Sendable {
     /// The log's sequence and bytes, as the store's outbox holds them.
     let sequence: UInt64
     let data: Data
-    private let container: Container
-    private let document: DocumentID
-    private let device: DeviceID
-    /// What ``readyToPlace()`` found of the slot's folders (nil: not looked at).
-    private let slotCheck = Mutex<SlotCheck?>(nil)
-
-    enum SlotCheck {
-        case clear
-        case problem(String)
-    }
 
     private enum State: Sendable {
         case writing
@@ -47,9 +37,6 @@ public final class LogWriteAhead: Sendable {
     init(_ data: Data, container: Container, document: DocumentID, device: DeviceID, sequence: UInt64, preparingNext: Bool = false) {
         self.sequence = sequence
         self.data = data
-        self.container = container
-        self.document = document
-        self.device = device
         Self.queue.async { [self] in
             let written = Result { () throws(SyncError) in
                 try container.prepareLog(data, document: document, device: device, sequence: sequence)
@@ -62,17 +49,6 @@ public final class LogWriteAhead: Sendable {
             finished.signal()
         }
     }
-
-    /// What the flush does once the store committed, while this log's file may still be
-    /// syncing: the slot's folders are checked again for links (they may have changed while
-    /// the store committed), so that putting the file in place after the wait is the rename.
-    func readyToPlace() {
-        let problem = container.symlinkProblem(container.logURL(document, device: device, sequence: sequence))
-        slotCheck.withLock { $0 = problem.map(SlotCheck.problem) ?? .clear }
-    }
-
-    /// What ``readyToPlace()`` found, if it ran.
-    var checkedSlot: SlotCheck? { slotCheck.withLock { $0 } }
 
     /// Starts writing the log `commit` staged (as its `outbox` holds it), if it holds one.
     static func starting(

@@ -28,8 +28,6 @@ extension Replicator {
     @discardableResult
     public func flush(_ document: DocumentID, in store: any DocumentStore, after commit: LocalCommit) throws -> [URL] {
         defer { commit.writeAhead?.discard() }
-        // While its file may still be syncing: the look at its slot's folders.
-        commit.writeAhead?.readyToPlace()
         var steppedOver: [QuarantinedFile] = []
         return try flush(
             document, in: store, resequencedOnce: false, stepsLeft: 3, steppedOver: &steppedOver, outbox: commit.outbox, writeAhead: commit.writeAhead)
@@ -55,7 +53,7 @@ extension Replicator {
         var written: [URL] = []
         for (sequence, data) in resealed.sorted(by: { $0.key < $1.key }) {
             let (url, placement) = if let writeAhead, writeAhead.sequence == sequence, let prepared = writeAhead.take(data) {
-                try container.placePrepared(prepared, checked: writeAhead.checkedSlot)
+                try container.placePrepared(prepared)
             } else {
                 try container.placeLog(data, document: document, device: device.id, sequence: sequence)
             }

@@ -27,10 +27,10 @@ import TestSupport
         return (harness, a)
     }
 
-    func appendSave(_ device: SyncDevice, _ store: any DocumentStore, _ suffix: String, failing: Bool = false) throws -> LocalCommit {
+    func appendSave(_ device: SyncDevice, _ store: any DocumentStore, _ suffix: String, preparingNext: Bool = false) throws -> LocalCommit {
         try Replicator.commit(
             document: doc, device: device.identity, format: format2, now: { Date(timeIntervalSince1970: 1_800_000_000) }, to: store, ship: true,
-            durable: false, writingLogAheadTo: device.replicator.container
+            durable: false, writingLogAheadTo: device.replicator.container, preparingNextLog: preparingNext
         ) { graph in
             guard let entry = graph.textEntry else { throw StoreError(.corrupt, path: "test", detail: "no text") }
             return ([], [TextEdit(object: entry.id, attribute: Entity.TextEntry.text, .append(suffix))])
@@ -80,20 +80,14 @@ import TestSupport
         #expect(try again.read().graph.textEntry?.text == "one two")
     }
 
-    /// The next log's empty file is made before a log written ahead is put in place: a peer
-    /// that stamps the folder when the log lands sees it as the next save leaves it.
-    @Test func theNextLogsFileIsMadeBeforeALogWrittenAheadLands() throws {
+    /// A log written ahead for a process that makes next logs' files leaves the next one's empty
+    /// file beside it once placed (the next save fills it).
+    @Test func aLogWrittenAheadLeavesTheNextLogsFile() throws {
         let (harness, a) = try started(.sqlite)
         defer { harness.folder.remove() }
         let store = try a.store(doc)
         defer { store.close() }
-        let commit = try Replicator.commit(
-            document: doc, device: a.identity, format: format2, now: { Date(timeIntervalSince1970: 1_800_000_000) }, to: store, ship: true,
-            durable: false, writingLogAheadTo: a.replicator.container, preparingNextLog: true
-        ) { graph in
-            guard let entry = graph.textEntry else { throw StoreError(.corrupt, path: "test", detail: "no text") }
-            return ([], [TextEdit(object: entry.id, attribute: Entity.TextEntry.text, .append(" two"))])
-        }
+        let commit = try appendSave(a, store, " two", preparingNext: true)
         let url = a.replicator.container.logURL(doc, device: a.identity.id, sequence: 2)
         let folder = url.deletingLastPathComponent()
         try a.replicator.flush(doc, in: store, after: commit)
