@@ -204,11 +204,24 @@ extension DocumentLibrary {
         quietChecked[id] = nil
         report.importedLogs += outcome.report.imported.count
         report.importedOnArrival += outcome.report.imported.count
-        await announce(outcome.report, before: outcome.before, after: outcome.after, record: record, report: &report)
+        let carriesRename = outcome.after.graph.carriedName.map { $0 != record.name.rawValue } ?? false
+        let renamed = carriesRename ? try? await renameAsCarried(record, in: outcome.after) : nil
+        await announce(outcome.report, before: outcome.before, after: outcome.after, record: renamed ?? record, report: &report)
         document.store.checkpointIfDue()
         await closeIfThePassOpened(id)
-        if let carried = outcome.after.graph.carriedName, carried != record.name.rawValue { return false }
-        return true
+        // A rename that could not be made here: the whole pass makes it.
+        return !carriesRename || renamed != nil
+    }
+
+    /// Renames the record as an import's contents name the document (a peer's rename travels
+    /// in its saves), before the import is told: whoever hears of the import finds the record
+    /// under its new name. Nil when they name it as the record does (or by no valid name).
+    func renameAsCarried(_ record: LocalDocumentRecord, in contents: StoreContents) async throws -> LocalDocumentRecord? {
+        guard let carried = contents.graph.carriedName, carried != record.name.rawValue, let newName = try? DocumentName(carried) else { return nil }
+        await closeDocument(record.id)
+        var renamed = record
+        try renameRecord(&renamed, to: newName)
+        return renamed
     }
 
     func tell(
@@ -230,13 +243,15 @@ extension DocumentLibrary {
             guard age >= Self.stallAge else { continue }
             report.problems.append(.waitingForPeer(name: record.name.rawValue, wait: wait))
         }
-        await announce(imported, before: work.before, after: contents, record: record, report: &report)
-        if let carried = contents.graph.carriedName, carried != record.name.rawValue, let newName = try? DocumentName(carried) {
-            await closeDocument(record.id)
-            var renamed = record
-            try renameRecord(&renamed, to: newName)
-            return true
+        let renamed: LocalDocumentRecord?
+        do {
+            renamed = try await renameAsCarried(record, in: contents)
+        } catch {
+            await announce(imported, before: work.before, after: contents, record: record, report: &report)
+            throw error
         }
+        await announce(imported, before: work.before, after: contents, record: renamed ?? record, report: &report)
+        if renamed != nil { return true }
         if imported.isComplete, contents.sync.outbox.isEmpty, work.copies.isEmpty, localRecord(record.id) == record {
             await closeIfThePassOpened(record.id)
             if let stamps = quietStamps(record, container) {
