@@ -166,8 +166,20 @@ public enum Merge {
                 textChanges.add(made, to: key)
                 if stamps[name].map({ $0 < stamp }) ?? true { stamps[name] = stamp }
                 var text: AttributeValue?
-                if splices || !hadSequence, case .string(let old)? = record.attributes[name], consistent(old, count: countBefore) {
-                    text = made.isEmpty ? .string(old) : TextChange.applying(made, to: old, count: countBefore).map(AttributeValue.string)
+                if splices || !hadSequence, case .string(var old)? = record.attributes[name], consistent(old, count: countBefore) {
+                    if made.isEmpty {
+                        text = .string(old)
+                    } else {
+                        // The record's reference let go first, so an append changes the text
+                        // where it is instead of copying it.
+                        record.attributes[name] = .string("")
+                        if TextChange.apply(made, to: &old, count: countBefore) {
+                            text = .string(old)
+                            changed = true
+                        } else {
+                            record.attributes[name] = .string(old)
+                        }
+                    }
                 }
                 guard let text = text ?? contents.sync.texts[id]?[name].map({ AttributeValue.string($0.text) }) else { continue }
                 if record.attributes[name] != text {

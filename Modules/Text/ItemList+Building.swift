@@ -97,21 +97,18 @@ enum ItemListBuilder {
     }
 
     /// The leaf of every slot: leaves hold consecutive slots in order.
-    private static func leafOfSlot(_ leaves: [Leaf], count: Int) -> [Int32] {
-        [Int32](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var slot = 0
-            for (number, leaf) in leaves.enumerated() {
-                guard let last = leaf.items.last else { continue }
-                let end = min(count, last.slot + Int(last.length))
-                guard end > slot else { continue }
-                buffer[slot..<end].initialize(repeating: Int32(truncatingIfNeeded: number))
-                slot = end
-            }
-            // Slots are consecutive from 0, so this only runs for inconsistent input; it keeps
-            // the array fully initialised either way.
-            if slot < count { buffer[slot..<count].initialize(repeating: 0) }
-            initialized = count
+    private static func leafOfSlot(_ leaves: [Leaf], count: Int) -> SlotLeaves {
+        var leafOfSlot = SlotLeaves()
+        for (number, leaf) in leaves.enumerated() {
+            guard let last = leaf.items.last else { continue }
+            let end = min(count, last.slot + Int(last.length))
+            guard end > leafOfSlot.count else { continue }
+            leafOfSlot.append(end - leafOfSlot.count, in: Int32(truncatingIfNeeded: number))
         }
+        // Slots are consecutive from 0, so this only runs for inconsistent input; it keeps
+        // every slot in a leaf either way.
+        if leafOfSlot.count < count { leafOfSlot.append(count - leafOfSlot.count, in: 0) }
+        return leafOfSlot
     }
 
     /// Sorts runs by start: a least-significant-digit radix sort over the starts' span, in at

@@ -94,7 +94,7 @@ struct ItemList {
     /// Every inserted scalar, by slot.
     var content: [Unicode.Scalar] = []
     /// The leaf holding each slot.
-    var leafOfSlot: [Int32] = []
+    var leafOfSlot = SlotLeaves()
     /// Per interned agent, its runs of counters sorted by start.
     var runs: [[SlotRun]] = []
     var visibleCount = 0
@@ -255,7 +255,7 @@ struct ItemList {
         leaves[leaf].visible += item.visibleLength
         visibleCount += item.visibleLength
         content.append(contentsOf: scalars)
-        leafOfSlot.append(contentsOf: repeatElement(Int32(leaf), count: scalars.count))
+        leafOfSlot.append(scalars.count, in: Int32(leaf))
         recordRun(agent: item.agent, start: item.counter, length: UInt64(item.length), slot: item.slot)
         rebalance(leaf: leaf)
     }
@@ -291,9 +291,7 @@ struct ItemList {
             order.insert(Int32(newLeaf), at: position)
             orderOf.append(Int32(position))
             for index in (position + 1)..<order.count { orderOf[Int(order[index])] = Int32(index) }
-            for item in moved {
-                for slot in item.slot..<(item.slot + Int(item.length)) { leafOfSlot[slot] = Int32(newLeaf) }
-            }
+            for item in moved { leafOfSlot.set(item.slot..<(item.slot + Int(item.length)), to: Int32(newLeaf)) }
             if leaves[newLeaf].items.count > Self.maximumLeafItems { rebalance(leaf: newLeaf) }
         }
     }

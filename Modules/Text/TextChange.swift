@@ -17,6 +17,24 @@ public struct TextChange: Hashable, Sendable {
     /// are made on one array of its bytes (or scalars, past ASCII) and the string is built once,
     /// never once per change. Nil when a change reaches past the end of the text or removes
     /// scalars it does not hold.
+    /// Applies `changes` to `text` (of `count` scalars) in place: an insertion at the end, what
+    /// typing or an append makes, is appended to the text's own storage, with no copy when the
+    /// caller holds the only reference to it; anything else as ``applying(_:to:count:)``.
+    /// Returns false, `text` unchanged, when the changes do not fit it.
+    public static func apply(_ changes: [TextChange], to text: inout String, count: Int) -> Bool {
+        if changes.count == 1, let change = changes.first, change.removed.isEmpty, change.position == count {
+            // Through a string of its own: the scalar view's `append(contentsOf:)` builds a new
+            // string, where `String.append` writes into this one's spare capacity.
+            var inserted = String.UnicodeScalarView()
+            inserted.append(contentsOf: change.inserted)
+            text.append(String(inserted))
+            return true
+        }
+        guard let result = applying(changes, to: text, count: count) else { return false }
+        text = result
+        return true
+    }
+
     public static func applying(_ changes: [TextChange], to text: String, count: Int) -> String? {
         guard changes.count > 1 else {
             guard let change = changes.first else { return text }

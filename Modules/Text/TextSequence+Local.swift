@@ -68,7 +68,7 @@ extension TextSequence {
         list.leaves[leaf].visible += scalars.count
         list.visibleCount += scalars.count
         list.content.append(contentsOf: scalars)
-        list.leafOfSlot.append(contentsOf: repeatElement(Int32(leaf), count: scalars.count))
+        list.leafOfSlot.append(scalars.count, in: Int32(leaf))
         list.recordRun(agent: agent, start: counter, length: UInt64(scalars.count), slot: item.slot + Int(item.length))
         return true
     }

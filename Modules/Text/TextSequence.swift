@@ -46,28 +46,94 @@ public struct TextSequence: Sendable {
     public var count: Int { list.visibleCount }
 
     /// The visible text.
+    ///
+    /// Written as UTF-8 straight into the string's own storage (appending scalars one slice at a
+    /// time, or going through an array of bytes, costs a long text a copy or more), with room
+    /// for what a few more saves append, so an editor's append changes it in place.
     public var text: String {
-        // Encoded to UTF-8 bytes first: appending scalars to a String one slice at a time was
-        // the largest cost of a save of a long text.
-        String(decoding: visibleUTF8(), as: UTF8.self)
+        let byteCount = visibleUTF8Count()
+        return String(unsafeUninitializedCapacity: byteCount + byteCount / 32 + 256) { buffer in
+            writeVisibleUTF8(into: buffer)
+        }
     }
 
     /// The visible text as UTF-8, in text order (what ``text`` holds, and a snapshot writes).
     func visibleUTF8() -> [UInt8] {
-        var utf8: [UInt8] = []
-        utf8.reserveCapacity(list.visibleCount)
-        for orderIndex in list.order.indices {
-            for item in list.leaves[Int(list.order[orderIndex])].items where !item.deleted {
-                for scalar in list.content[item.slot..<(item.slot + Int(item.length))] {
-                    if scalar.value < 0x80 {
-                        utf8.append(UInt8(truncatingIfNeeded: scalar.value))
-                    } else {
-                        UTF8.encode(scalar) { utf8.append($0) }
+        [UInt8](unsafeUninitializedCapacity: visibleUTF8Count()) { buffer, initialized in
+            initialized = writeVisibleUTF8(into: buffer)
+        }
+    }
+
+    /// The number of UTF-8 bytes of the visible text.
+    private func visibleUTF8Count() -> Int {
+        list.content.withUnsafeBufferPointer { content in
+            var count = 0
+            for orderIndex in list.order.indices {
+                for item in list.leaves[Int(list.order[orderIndex])].items where !item.deleted {
+                    count += Self.utf8Count(of: UnsafeBufferPointer(rebasing: content[item.slot..<(item.slot + Int(item.length))]))
+                }
+            }
+            return count
+        }
+    }
+
+    /// The UTF-8 length of `scalars`: runs of ASCII are skipped sixteen scalars at a time.
+    private static func utf8Count(of scalars: UnsafeBufferPointer<Unicode.Scalar>) -> Int {
+        guard let base = UnsafeRawPointer(scalars.baseAddress) else { return 0 }
+        var count = scalars.count
+        var index = 0
+        while index < scalars.count {
+            if scalars.count - index >= 16, isASCII(base + index * 4) {
+                index += 16
+                continue
+            }
+            let value = scalars[index].value
+            count += value < 0x80 ? 0 : value < 0x800 ? 1 : value < 0x1_0000 ? 2 : 3
+            index += 1
+        }
+        return count
+    }
+
+    /// Whether the sixteen scalars at `start` are all ASCII.
+    @inline(__always)
+    private static func isASCII(_ start: UnsafeRawPointer) -> Bool {
+        var any: UInt64 = 0
+        for word in 0..<8 { any |= start.loadUnaligned(fromByteOffset: word * 8, as: UInt64.self) }
+        return any & 0xFFFF_FF80_FFFF_FF80 == 0
+    }
+
+    /// Writes the visible text's UTF-8 into `buffer` (at least ``visibleUTF8Count()`` bytes)
+    /// and returns how many bytes it wrote: ASCII sixteen scalars at a time.
+    private func writeVisibleUTF8(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        guard let output = UnsafeMutableRawPointer(buffer.baseAddress) else { return 0 }
+        return list.content.withUnsafeBufferPointer { content in
+            guard let input = UnsafeRawPointer(content.baseAddress) else { return 0 }
+            var written = 0
+            for orderIndex in list.order.indices {
+                for item in list.leaves[Int(list.order[orderIndex])].items where !item.deleted {
+                    var slot = item.slot
+                    let end = item.slot + Int(item.length)
+                    while slot < end {
+                        if end - slot >= 16, buffer.count - written >= 16, Self.isASCII(input + slot * 4) {
+                            let chunk = input.loadUnaligned(fromByteOffset: slot * 4, as: SIMD16<UInt32>.self)
+                            output.storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: chunk), toByteOffset: written, as: SIMD16<UInt8>.self)
+                            written += 16
+                            slot += 16
+                            continue
+                        }
+                        let scalar = content[slot]
+                        let width = scalar.utf8.count
+                        guard buffer.count - written >= width else { return written }
+                        for byte in scalar.utf8 {
+                            buffer[written] = byte
+                            written += 1
+                        }
+                        slot += 1
                     }
                 }
             }
+            return written
         }
-        return utf8
     }
 
     /// The number of remote operations waiting for ids they refer to.
@@ -131,7 +197,7 @@ extension TextSequence: Equatable {
             a.count == b.count && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
         }
         return same(list.leaves, other.list.leaves) && same(list.order, other.list.order) && same(list.orderOf, other.list.orderOf)
-            && same(list.content, other.list.content) && same(list.leafOfSlot, other.list.leafOfSlot) && same(list.runs, other.list.runs)
+            && same(list.content, other.list.content) && list.leafOfSlot.sharesStorage(with: other.list.leafOfSlot) && same(list.runs, other.list.runs)
             && list.visibleCount == other.list.visibleCount && same(agents, other.agents) && same(nextCounter, other.nextCounter)
             && same(pending, other.pending)
     }
@@ -142,7 +208,7 @@ extension TextSequence {
     /// pending operations estimated): for benchmarks and budgets, not exact.
     public var estimatedByteSize: Int {
         var total = list.content.capacity * MemoryLayout<Unicode.Scalar>.stride
-            + list.leafOfSlot.capacity * MemoryLayout<Int32>.stride
+            + list.leafOfSlot.estimatedByteSize
             + (list.order.capacity + list.orderOf.capacity) * MemoryLayout<Int32>.stride
             + list.leaves.capacity * MemoryLayout<Leaf>.stride
         for leaf in list.leaves { total += leaf.items.capacity * MemoryLayout<Item>.stride }

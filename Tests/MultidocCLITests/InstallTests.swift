@@ -21,7 +21,7 @@ import TestSupport
         let script = Self.repository.appendingPathComponent("Tools/install.sh").path
         let result = try ProductRunner.run(
             "/bin/bash", [script, "--from", products.path, "--prefix", prefix.path, "--systemd"],
-            environment: ["HOME": folder.url.path, "XDG_CONFIG_HOME": folder.appending("config").path], timeout: 120)
+            environment: ["HOME": folder.url.path, "XDG_CONFIG_HOME": folder.appending("config").path], timeout: 300)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         for product in ["multidoc", "multidoc-tui", "multidocd"] {
             let binary = prefix.appendingPathComponent("bin/\(product)")

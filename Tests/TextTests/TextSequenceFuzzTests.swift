@@ -63,6 +63,50 @@ import TestSupport
         #expect(decoded.text == replay.text)
     }
 
+    /// A long text pasted in one run (many pages of the slot → leaf map, each whole) and
+    /// read back from its snapshot, then edited everywhere by three replicas: splits and new
+    /// leaves turn pages mixed, and every replica still finds every id.
+    @Test(arguments: [5, 6, 7] as [UInt64])
+    func aLongPastedTextEditedEverywhereConverges(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let agents = (1...3).map { Agent.test(UInt8($0)) }
+        var pasted = TextSequence()
+        let line = "The quick brown fox jumps over the lazy dog; é🙂\n"
+        let paste = try pasted.insert(String(repeating: line, count: 60), at: 0, by: .test(9))
+        var replicas = [pasted, try TextSequence(decoding: pasted.encoded), try TextSequence(decoding: pasted.encoded)]
+        var log: [TextOperation] = [paste]
+        for _ in 0..<400 {
+            let who = Int.random(in: 0..<agents.count, using: &random)
+            log += try Self.randomEdit(&replicas[who], by: agents[who], using: &random)
+            if Int.random(in: 0..<6, using: &random) == 0 {
+                let listener = Int.random(in: 0..<agents.count, using: &random)
+                var heard = log.filter { _ in Bool.random(using: &random) }
+                heard.shuffle(using: &random)
+                for operation in heard { try replicas[listener].apply(operation) }
+            }
+        }
+        var replay = TextSequence()
+        for operation in log { try replay.apply(operation) }
+        #expect(replay.runCount > 2 * 64, "enough runs for leaves to split")
+        for index in replicas.indices {
+            var all = log
+            all.shuffle(using: &random)
+            for operation in all { try replicas[index].apply(operation) }
+            #expect(replicas[index].pendingCount == 0)
+            #expect(replicas[index].text == replay.text)
+            #expect(replicas[index] == replay)
+        }
+        let decoded = try TextSequence(decoding: replay.encoded)
+        #expect(decoded == replay)
+        // The decoded state finds ids in every page: deleting everything names every run.
+        var emptied = replay
+        let deletions = try emptied.delete(0..<emptied.count, by: .test(4))
+        var other = decoded
+        for operation in deletions { try other.apply(operation) }
+        #expect(other.text.isEmpty)
+        #expect(other.pendingCount == 0)
+    }
+
     @Test func concurrentTypingAtOnePlaceKeepsEachRunWhole() throws {
         var random = SeededGenerator(seed: 99)
         for _ in 0..<30 {

@@ -36,13 +36,17 @@ extension SQLiteSchema {
             let sequence = UInt64(max(0, try integer(row, "sequence", table: "outbox")))
             contents.sync.outbox[sequence] = try blob(row, "payload", table: "outbox")
         }
-        for row in try Row.fetchAll(db, sql: "SELECT object_id, name, state FROM texts") {
+        // Each state read from the statement's row into the bytes the decoder takes: one copy of
+        // a long text's state, not three (a row fetched whole, its value, the array).
+        let states = try Row.fetchCursor(db, sql: "SELECT object_id, name, state FROM texts")
+        while let row = try states.next() {
             let id = ObjectID(try text(row, "object_id", table: "texts"))
             let name = try text(row, "name", table: "texts")
+            guard let state = try row.withUnsafeData(named: "state", { $0.map { [UInt8]($0) } }) else {
+                throw illTyped(row["state"], table: "texts", column: "state", expected: "a blob")
+            }
             do {
-                contents.sync.texts[id, default: [:]][name] = try TextSequence(decoding: Array(try blob(row, "state", table: "texts")))
-            } catch let error as DatabaseError {
-                throw error
+                contents.sync.texts[id, default: [:]][name] = try TextSequence(decoding: state)
             } catch {
                 throw corrupt("texts.state of \(id.rawValue).\(name) is not a text state: \(error)")
             }
