@@ -126,9 +126,11 @@ public enum Merge {
             guard contents.sync.tombstones[id] == nil else { return }
             // Taken out and put back, so the record and its stamps are changed in place rather
             // than copied (the dictionary would otherwise still hold them).
-            let existing = contents.graph.objects.removeValue(forKey: id)
+            var existing = contents.graph.objects.removeValue(forKey: id)
             let isNew = existing == nil
-            var record = existing ?? ObjectRecord(entity: change.entity ?? "")
+            // Moved, not copied: a long text's string then has one holder, and an append
+            // changes it in place.
+            var record = existing.take() ?? ObjectRecord(entity: change.entity ?? "")
             if record.entity.isEmpty, let entity = change.entity { record.entity = entity }
             var stamps = contents.sync.stamps.removeValue(forKey: id) ?? [:]
             if isNew {

@@ -184,4 +184,72 @@ import Text
         #expect(error?.kind == .corrupt)
         #expect(error?.description.contains("text_operations of t1.text") == true, "\(error?.description ?? "")")
     }
+
+    /// A text long enough that a write's baseline leaves its string out (so an append changes
+    /// it in place): the record's other attributes, a text that stops being a sequence and a
+    /// removed object are all written, and what a reopen reads is what the writes left.
+    @Test(arguments: Backend.allCases)
+    func aLongTextsRecordIsWrittenWhenItsStringIsLeftOutOfTheBaseline(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        let long = String(repeating: "a long line of text, again and again.\n", count: 2_000)
+        let other = ObjectID("t2"), short = ObjectID("t3")
+        try store.write { contents in
+            var sequence = TextSequence()
+            _ = try sequence.insert(long, at: 0, by: agent)
+            contents.sync.texts[object] = ["text": sequence]
+            contents.graph.objects[object] = ObjectRecord(entity: Entity.textEntry, attributes: ["text": .string(sequence.text), "n": .int(0)])
+            contents.sync.texts[other] = ["text": sequence]
+            contents.graph.objects[other] = ObjectRecord(entity: Entity.textEntry, attributes: ["text": .string(sequence.text)])
+            var small = TextSequence()
+            _ = try small.insert("short", at: 0, by: agent)
+            contents.sync.texts[short] = ["text": small]
+            contents.graph.objects[short] = ObjectRecord(entity: Entity.textEntry, attributes: ["text": .string("short")])
+        }
+        #expect(long.utf8.count > 64 * 1024)
+        // Appends at the end, each with a change of `n`; then `n` alone; then nothing.
+        for index in 0..<5 {
+            try store.write { contents in
+                guard let sequence = contents.sync.texts[object]?["text"] else { return }
+                var scratch = sequence
+                let operation = try scratch.insert("\(index)", at: sequence.count, by: agent)
+                let (changes, count) = contents.applyText([operation], object: object, attribute: "text") { TextSequence() }
+                var text = contents.graph.objects[object]?.attributes["text"]?.stringValue ?? ""
+                contents.graph.objects[object]?.attributes["text"] = nil
+                #expect(TextChange.apply(changes, to: &text, count: count))
+                contents.graph.objects[object]?.attributes["text"] = .string(text)
+                contents.graph.objects[object]?.attributes["n"] = .int(Int64(index + 1))
+            }
+        }
+        try store.write { contents in contents.graph.objects[object]?.attributes["n"] = .int(42) }
+        try store.write { _ in }
+        var expected = try store.read()
+        #expect(expected.graph.objects[object]?.attributes["n"] == .int(42))
+        #expect(expected.graph.objects[object]?.attributes["text"] == .string(long + "01234"))
+        #expect(expected.sync.texts[object]?["text"]?.text == long + "01234")
+        // The other texts stop being sequences: their strings are plain values from now on.
+        try store.write { contents in
+            contents.sync.texts[other] = nil
+            contents.sync.texts[short] = nil
+        }
+        expected = try store.read()
+        #expect(expected.sync.texts[other] == nil && expected.sync.texts[short] == nil)
+        #expect(expected.graph.objects[other]?.attributes["text"] == .string(long))
+        #expect(expected.graph.objects[short]?.attributes["text"] == .string("short"))
+        store.close()
+        var reopened = try backend.open(folder, create: false)
+        #expect(try reopened.read() == expected)
+        // The long text's object removed.
+        try reopened.write { contents in
+            contents.graph.objects[object] = nil
+            contents.sync.texts[object] = nil
+        }
+        expected = try reopened.read()
+        #expect(expected.graph.objects[object] == nil)
+        reopened.close()
+        reopened = try backend.open(folder, create: false)
+        defer { reopened.close() }
+        #expect(try reopened.read() == expected)
+    }
 }

@@ -23,7 +23,7 @@ extension JSONDocumentStore {
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
-        var held: [TextJournal.Key] = []
+        var held: [ObjectID: [String]] = [:]
         for (payload, end) in JSONJournalFrame.frames(in: data, from: 0) {
             let delta: JSONStoreDelta
             do {
@@ -34,7 +34,7 @@ extension JSONDocumentStore {
             loaded.journalLength = offset + Int64(end)
             guard delta.sequence > loaded.lastSequence else { continue }
             do {
-                held += try delta.apply(to: &loaded.contents)
+                held.merge(try delta.apply(to: &loaded.contents)) { _, later in later }
             } catch {
                 throw StoreError(.corrupt, path: journalURL.path, detail: "commit \(delta.sequence): \(error.description)")
             }

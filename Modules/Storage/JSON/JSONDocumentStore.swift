@@ -107,15 +107,14 @@ public final class JSONDocumentStore: DocumentStore {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         try acquire(.exclusive)
         defer { release() }
-        // Taken out of the cache, and `before` without its texts: the body then changes each
-        // text in place (a copy of a long text's state costs more than the save), and the texts
-        // are compared by revision.
+        // Taken out of the cache, and the baseline without its texts' states and long strings:
+        // the body then changes each text in place (a copy of a long text costs more than the
+        // save), and the texts are compared by revision.
         var loaded = try load(taking: true)
         let committedTexts = SQLiteSchema.revisions(loaded.contents)
-        var before = loaded.contents
-        before.sync.texts = [:]
+        let baseline = WriteBaseline(of: &loaded.contents, history: true)
         let result = try body(&loaded.contents)
-        let delta = JSONStoreDelta(sequence: loaded.lastSequence &+ 1, from: before, committedTexts: committedTexts, to: loaded.contents)
+        let delta = JSONStoreDelta(sequence: loaded.lastSequence &+ 1, from: baseline, committedTexts: committedTexts, to: loaded.contents)
         loaded.contents.textJournal = TextJournal()
         if let delta { try append(delta, to: &loaded, durable: durable) }
         cache.withLock { $0 = loaded }

@@ -59,15 +59,16 @@ struct JSONStoreDelta: Codable, Sendable {
 
     init(sequence: UInt64) { self.sequence = sequence }
 
-    /// What changed from `before` to `after`, or nil when nothing did. `before.sync.texts` may
-    /// be empty: texts are compared by ``Text/TextSequence/revision`` against `committedTexts`,
+    /// What changed from `baseline` to `after`, or nil when nothing did. The baseline holds no
+    /// texts: they are compared by ``Text/TextSequence/revision`` against `committedTexts`,
     /// and a changed text's operations come from `after.textJournal` when it saw every change.
-    init?(sequence: UInt64, from before: StoreContents, committedTexts: [TextJournal.Key: UInt64], to after: StoreContents) {
+    init?(sequence: UInt64, from baseline: WriteBaseline, committedTexts: [TextJournal.Key: UInt64], to after: StoreContents) {
         self.init(sequence: sequence)
+        let before = baseline.contents
         var changed = false
-        if before.graph != after.graph {
+        if baseline.objectsMayDiffer(from: after) {
             var objects: [ObjectID: Record] = [:]
-            for (id, record) in after.graph.objects where before.graph.objects[id] != record {
+            for (id, record) in after.graph.objects where baseline.changed(id, record, in: after) {
                 objects[id] = Self.record(record, texts: after.sync.texts[id])
             }
             let removed = before.graph.objects.keys.filter { after.graph.objects[$0] == nil }
@@ -157,12 +158,14 @@ struct JSONStoreDelta: Codable, Sendable {
 
     /// Applies the delta to `contents`. The visible text of each held attribute is filled in
     /// by the caller (``fillHeldTexts(_:in:)``) once every frame is applied: a long text is
-    /// built once, not once per frame. Returns the attributes this frame left to a sequence.
-    func apply(to contents: inout StoreContents) throws(JSONJournalError) -> [TextJournal.Key] {
-        var held: [TextJournal.Key] = []
+    /// built once, not once per frame. Returns, for each object this frame wrote, the
+    /// attributes its record leaves to a sequence (none for a record that leaves none: a later
+    /// frame's record replaces what an earlier one left).
+    func apply(to contents: inout StoreContents) throws(JSONJournalError) -> [ObjectID: [String]] {
+        var held: [ObjectID: [String]] = [:]
         for (id, record) in objects ?? [:] {
             contents.graph.objects[id] = ObjectRecord(entity: record.entity, attributes: record.attributes)
-            for name in record.held ?? [] { held.append(TextJournal.Key(object: id, attribute: name)) }
+            held[id] = record.held ?? []
         }
         for id in removedObjects ?? [] { contents.graph.objects[id] = nil }
         for (id, stamps) in stamps ?? [:] { contents.sync.stamps[id] = stamps }
@@ -208,15 +211,19 @@ struct JSONStoreDelta: Codable, Sendable {
         return held
     }
 
-    /// Sets each of `keys` to the visible text of its sequence.
-    static func fillHeldTexts(_ keys: some Sequence<TextJournal.Key>, in contents: inout StoreContents) throws(JSONJournalError) {
-        for key in Set(keys) {
-            guard contents.graph.objects[key.object] != nil else { continue }
-            guard let sequence = contents.sync.texts[key.object]?[key.attribute] else {
-                throw JSONJournalError("\(key.object.rawValue).\(key.attribute) is left to a text state that is not there")
-            }
-            contents.graph.objects[key.object]?.attributes[key.attribute] = .string(sequence.text)
+    /// Sets each attribute `held` names to the visible text of its sequence.
+    static func fillHeldTexts(_ held: [ObjectID: [String]], in contents: inout StoreContents) throws(JSONJournalError) {
+        for (object, names) in held {
+            for name in names { try fillHeldText(TextJournal.Key(object: object, attribute: name), in: &contents) }
         }
+    }
+
+    private static func fillHeldText(_ key: TextJournal.Key, in contents: inout StoreContents) throws(JSONJournalError) {
+        guard contents.graph.objects[key.object] != nil else { return }
+        guard let sequence = contents.sync.texts[key.object]?[key.attribute] else {
+            throw JSONJournalError("\(key.object.rawValue).\(key.attribute) is left to a text state that is not there")
+        }
+        contents.graph.objects[key.object]?.attributes[key.attribute] = .string(sequence.text)
     }
 }
 

@@ -284,20 +284,18 @@ public final class SQLiteDocumentStore: DocumentStore {
                 }
             }
             try db.inTransaction(.immediate) {
-                // Taken out of the cache, and `before` without its texts: the body then
-                // changes each text in place (a copy of a long text's state costs more than
-                // the save), and the texts are compared by revision.
+                // Taken out of the cache, and the baseline without its texts' states and long
+                // strings: the body then changes each text in place (a copy of a long text
+                // costs more than the save), and the texts are compared by revision.
                 var (current, after) = try self.takeCurrent(db)
                 let committedTexts = SQLiteSchema.revisions(after)
-                var before = after
-                before.sync.texts = [:]
-                // The history by its entries' ids, for the same reason: `before` holding it
+                // The history by its entries' ids, for the same reason: a baseline holding it
                 // made each save's new entry copy every entry kept (thousands, each retained).
                 let committedHistory = after.sync.history.map(\.id)
-                before.sync.history = []
+                let baseline = WriteBaseline(of: &after, history: false)
                 result = try body(&after)
                 let (changed, appended) = try SQLiteSchema.save(
-                    from: before, committedTexts: committedTexts, committedHistory: committedHistory, to: after, in: db)
+                    from: baseline, committedTexts: committedTexts, committedHistory: committedHistory, to: after, in: db)
                 after.textJournal = TextJournal()
                 guard changed else {
                     self.cache.withLock { $0 = (current, after) }

@@ -27,10 +27,10 @@ extension SQLiteSchema {
         }
     }
 
-    /// Writes only what differs between `before` and `after`, and says whether anything did.
+    /// Writes only what differs between `baseline` and `after`, and says whether anything did.
     ///
-    /// Texts are not compared: `before.sync.texts` may be empty (the store drops it so that the
-    /// body changes the texts in place), and `committedTexts` holds each committed text's
+    /// Texts are not compared: the baseline holds none (so that the body changes the texts in
+    /// place), and `committedTexts` holds each committed text's
     /// ``Text/TextSequence/revision``. A text whose revision moved has the operations of
     /// `after.textJournal` appended when they account for the whole change and do not outweigh
     /// the text (``StoreContents/textChanges(since:)``), and its whole state written otherwise
@@ -39,20 +39,21 @@ extension SQLiteSchema {
     /// The history is not compared either: `committedHistory` holds the ids of the entries
     /// committed, in order (entries are added and dropped, never changed in place).
     static func save(
-        from before: StoreContents, committedTexts: [TextJournal.Key: UInt64], committedHistory: [UInt64], to after: StoreContents,
+        from baseline: WriteBaseline, committedTexts: [TextJournal.Key: UInt64], committedHistory: [UInt64], to after: StoreContents,
         in db: Database
     ) throws -> (changed: Bool, appendedRows: Int) {
+        let before = baseline.contents
         var changed = false
         var appendedRows = 0
-        if before.graph != after.graph || before.sync.stamps != after.sync.stamps {
-            changed = true
+        let stampsDiffer = before.sync.stamps != after.sync.stamps
+        if baseline.objectsMayDiffer(from: after) || stampsDiffer {
             // The changed objects' rows, encoded while walking `after` in its own order (looking
             // objects up again in key order cost a cache miss each), into one buffer.
             var rows = ByteWriter()
             var written: [(id: ObjectID, entity: String, bytes: Range<Int>)] = []
             for (id, record) in after.graph.objects {
                 let stamps = after.sync.stamps[id]
-                guard before.graph.objects[id] != record || before.sync.stamps[id] != stamps else { continue }
+                guard baseline.changed(id, record, in: after) || before.sync.stamps[id] != stamps else { continue }
                 let start = rows.bytes.count
                 appendRecord(record, stamps: stamps, texts: after.sync.texts[id], to: &rows)
                 written.append((id, record.entity, start..<rows.bytes.count))
@@ -68,9 +69,14 @@ extension SQLiteSchema {
                 for row in written { try step(upsert, row.id.rawValue, row.entity, UnsafeRawBufferPointer(rebasing: all[row.bytes]), in: db) }
             }
             let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
+            var removed = false
             for id in before.graph.objects.keys where after.graph.objects[id] == nil {
                 try delete.execute(arguments: [id.rawValue])
+                removed = true
             }
+            // A long text's record left out of the baseline and unchanged but for its text
+            // (written with the text's state below) is no change here.
+            changed = !written.isEmpty || removed || stampsDiffer
         }
         if before.sync.tombstones != after.sync.tombstones {
             changed = true
