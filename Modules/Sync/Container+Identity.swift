@@ -9,11 +9,11 @@ extension Container {
     // MARK: Availability and identity
 
     /// Whether the folder is there and readable.
+    /// (A folder, links followed, that this user may read and search: two system calls, as
+    /// every save and pass asks.)
     public var isAvailable: Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory)
-            && isDirectory.boolValue && FileManager.default.isReadableFile(atPath: root.path)
-            && FileManager.default.isExecutableFile(atPath: root.path)
+        var info = stat()
+        return stat(rootPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && access(rootPath, R_OK | X_OK) == 0
     }
 
     /// Throws ``SyncError/Kind/containerUnavailable`` unless the folder is usable.

@@ -29,6 +29,10 @@ public struct Container: Sendable {
     public static let recordFormat = 1
 
     public let root: URL
+    /// `root`'s path, and that path with "." and ".." resolved: kept, since the checks of every
+    /// save's and import's files start from them.
+    let rootPath: String
+    let standardRootPath: String
     /// Told about every file this device writes or removes in the container, after the change
     /// is durable (for example to nudge a replication engine). Nil: nobody is told.
     public let writeObserver: (any ContainerWriteObserver)?
@@ -42,6 +46,8 @@ public struct Container: Sendable {
     ///   - keys: the device's keys, for a container that may be signed or encrypted.
     public init(root: URL, writeObserver: (any ContainerWriteObserver)? = nil, keys: ContainerKeys? = nil) {
         self.root = root
+        rootPath = root.path
+        standardRootPath = root.standardizedFileURL.path
         self.writeObserver = writeObserver
         self.keys = keys
     }
@@ -49,8 +55,8 @@ public struct Container: Sendable {
     /// `url`'s path relative to the container root (`documents/<uuid>/logs/<device>/<seq>.log`),
     /// or nil for a path outside the container.
     public func relativePath(of url: URL) -> String? {
-        let base = root.standardizedFileURL.path
-        let path = url.standardizedFileURL.path
+        let base = standardRootPath
+        let path = Self.standardPath(of: url)
         guard path.hasPrefix(base + "/") else { return nil }
         return String(path.dropFirst(base.count + 1))
     }
@@ -169,8 +175,8 @@ public struct Container: Sendable {
     /// written or removed through a link: a link to `/etc/passwd` or to another folder would
     /// let a hostile container reach outside itself.
     public func symlinkProblem(_ url: URL) -> String? {
-        let base = root.standardizedFileURL.path
-        let path = url.standardizedFileURL.path
+        let base = standardRootPath
+        let path = Self.standardPath(of: url)
         guard path == base || path.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
             return "\(path) is outside the container"
         }
@@ -193,6 +199,14 @@ public struct Container: Sendable {
             throw FileIOError(path: url.path, operation: "read", errno: ELOOP, detail: problem)
         }
         return try AtomicFile.read(url, limit: limit, followSymlinks: false)
+    }
+
+    /// `url`'s path with "." and ".." resolved (`standardizedFileURL`), with no URL built when
+    /// it has neither (nor a doubled slash): the usual path, which the container made.
+    static func standardPath(of url: URL) -> String {
+        let path = url.path
+        if !path.contains("/.") && !path.contains("//") { return path }
+        return url.standardizedFileURL.path
     }
 
     /// Whether `url` is a folder itself (not a link to one).
