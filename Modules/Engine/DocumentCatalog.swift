@@ -57,6 +57,13 @@ struct DocumentCatalog: Sendable {
 
     private mutating func touch(_ id: DocumentID) { touched.insert(id) }
 
+    /// Record files read while their stamp was recent (a rewrite in the same clock tick would
+    /// not change it, so such a file is read again on every look), with the record their bytes
+    /// decoded to: the same bytes are that record, not decoded again. A document just made or
+    /// imported is looked at by every step of the pass, the save and the tell that follow.
+    private var recentlyRead: [DocumentID: (bytes: Data, record: LocalDocumentRecord)] = [:]
+    private static let recentlyReadLimit = 64
+
     /// Record files that are there but could not be read or decoded, and why: such a document
     /// is not known (nothing is guessed from a damaged record), but it does not vanish silently
     /// either — the pass reports it, or rebuilds it from the container under AttemptErrorRecovery.
@@ -84,7 +91,10 @@ struct DocumentCatalog: Sendable {
         parseAll()
         for (index, id) in ids.enumerated() {
             // Most records did not change: no path made for them.
-            if let stamp = stamps[index], let cached = entries[id], cached.stamp == stamp, !stamp.isRecent { continue }
+            if let stamp = stamps[index], let cached = entries[id], cached.stamp == stamp, !stamp.isRecent {
+                if !recentlyRead.isEmpty { recentlyRead[id] = nil }
+                continue
+            }
             refresh(id, root, recordPath: documents + "/" + found[index].record, stamp: stamps[index])
         }
         for id in Array(entries.keys) + Array(unparsed.keys) where !seen.contains(id) {
@@ -210,14 +220,23 @@ struct DocumentCatalog: Sendable {
             return nil
         }
         let cached = entry(id)
-        if let cached, cached.stamp == stamp, !stamp.isRecent { return cached.record }
+        if let cached, cached.stamp == stamp, !stamp.isRecent {
+            recentlyRead[id] = nil
+            return cached.record
+        }
         let record: LocalDocumentRecord
         do {
             let data = try AtomicFile.read(URL(fileURLWithPath: path, isDirectory: false))
-            record = try JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data)
-            guard record.id == id else {
-                throw EngineError.damagedFile(path, "it names document \(record.id), not the one of its folder")
+            if let seen = recentlyRead[id], seen.bytes == data {
+                record = seen.record
+            } else {
+                record = try JSONDecoder.multidoc.decode(LocalDocumentRecord.self, from: data)
+                guard record.id == id else {
+                    throw EngineError.damagedFile(path, "it names document \(record.id), not the one of its folder")
+                }
             }
+            // A few at a time: a first pass over thousands of new records keeps none of them.
+            recentlyRead[id] = stamp.isRecent && recentlyRead.count < Self.recentlyReadLimit ? (data, record) : nil
         } catch is FileIOError {
             // Not read this time (no descriptor left, an I/O error, permissions): not damage.
             forget(id)
@@ -271,6 +290,7 @@ struct DocumentCatalog: Sendable {
 
     /// Drops what the catalog holds of `id` (a line not parsed yet included).
     mutating func forget(_ id: DocumentID) {
+        recentlyRead[id] = nil
         if entries.removeValue(forKey: id) != nil || unparsed.removeValue(forKey: id) != nil || !pending.isEmpty { touch(id) }
     }
 

@@ -166,4 +166,23 @@ import TestSupport
             #expect(read?.quiet == nil, "read a damaged mark: \(bad)")
         }
     }
+
+    /// A record file written moments ago is read on every look (a rewrite in the same clock
+    /// tick would not change its stamp): bytes that changed give the new record, and the same
+    /// bytes give the record they decoded to.
+    @Test func aRecordRewrittenWhileItsStampIsRecentIsReadAgain() throws {
+        defer { folder.remove() }
+        var catalog = DocumentCatalog()
+        let first = try record(1, name: "Draft")
+        try root.save(first, durable: false)
+        #expect(catalog.refresh(first.id, root)?.name == first.name)
+        #expect(catalog.refresh(first.id, root)?.name == first.name)
+        // The same length, so only the bytes tell the files apart.
+        let renamed = try record(1, name: "Final")
+        try root.save(renamed, durable: false)
+        #expect(catalog.refresh(renamed.id, root)?.name == renamed.name)
+        try root.save(first, durable: false)
+        #expect(catalog.refresh(first.id, root)?.name == first.name)
+        #expect(catalog.refresh(first.id, root) == first)
+    }
 }
