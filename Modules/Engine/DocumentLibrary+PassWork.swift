@@ -65,7 +65,8 @@ extension DocumentLibrary {
 
     /// What a pass did to one document's store (off the library).
     struct DocumentWork: Sendable {
-        var before: StoreContents
+        /// Whether the store held any object before the import (it became viewable if it does now).
+        var hadObjects: Bool
         var exported: Int
         var imported: ImportReport
         var contents: StoreContents
@@ -79,10 +80,9 @@ extension DocumentLibrary {
     ) async -> [Result<DocumentWork, any Error>] {
         @Sendable func one(_ record: LocalDocumentRecord, _ document: OpenDocument) -> Result<DocumentWork, any Error> {
             Result {
-                // Neither this copy nor the document's cache keeps the texts through the import,
-                // which changes them in place (a text held twice is copied whole).
-                var before = try document.read()
-                before.sync.texts = [:]
+                // No copy of the contents, and not the document's cache, is kept through the
+                // import, which changes the texts in place (a text held twice is copied whole).
+                let hadObjects = !(try document.read().graph.objects.isEmpty)
                 document.invalidate()
                 let flushed: (written: [URL], steppedOver: [QuarantinedFile])
                 do { flushed = try replicator.flushReporting(record.id, in: document.store) } catch { throw UnshippedSaves(cause: error) }
@@ -95,7 +95,7 @@ extension DocumentLibrary {
                 if let registry {
                     _ = try? replicator.compact(record.id, store: document.store, registry: registry, after: imported)
                 }
-                return DocumentWork(before: before, exported: exported, imported: imported, contents: contents, copies: copies)
+                return DocumentWork(hadObjects: hadObjects, exported: exported, imported: imported, contents: contents, copies: copies)
             }
         }
         return await SideBySide.map(documents, width: passWidth) { one($0.0, $0.1) }
@@ -180,7 +180,7 @@ extension DocumentLibrary {
             await closeIfThePassOpened(id)
             return false
         }
-        let outcome: (report: ImportReport, before: StoreContents, after: StoreContents)?
+        let outcome: (report: ImportReport, hadObjects: Bool, after: StoreContents)?
         do {
             // The cache let go first: the import changes the texts in place.
             document.invalidate()
@@ -206,7 +206,7 @@ extension DocumentLibrary {
         report.importedOnArrival += outcome.report.imported.count
         let carriesRename = outcome.after.graph.carriedName.map { $0 != record.name.rawValue } ?? false
         let renamed = carriesRename ? try? await renameAsCarried(record, in: outcome.after) : nil
-        await announce(outcome.report, before: outcome.before, after: outcome.after, record: renamed ?? record, report: &report)
+        await announce(outcome.report, hadObjects: outcome.hadObjects, after: outcome.after, record: renamed ?? record, report: &report)
         document.store.checkpointIfDue()
         await closeIfThePassOpened(id)
         // A rename that could not be made here: the whole pass makes it.
@@ -247,10 +247,10 @@ extension DocumentLibrary {
         do {
             renamed = try await renameAsCarried(record, in: contents)
         } catch {
-            await announce(imported, before: work.before, after: contents, record: record, report: &report)
+            await announce(imported, hadObjects: work.hadObjects, after: contents, record: record, report: &report)
             throw error
         }
-        await announce(imported, before: work.before, after: contents, record: renamed ?? record, report: &report)
+        await announce(imported, hadObjects: work.hadObjects, after: contents, record: renamed ?? record, report: &report)
         if renamed != nil { return true }
         if imported.isComplete, contents.sync.outbox.isEmpty, work.copies.isEmpty, localRecord(record.id) == record {
             await closeIfThePassOpened(record.id)
@@ -266,7 +266,7 @@ extension DocumentLibrary {
     /// Tells what an import changed: conflicts (report and log), the events, and the peers'
     /// logs to the ping stunt.
     func announce(
-        _ imported: ImportReport, before: StoreContents, after contents: StoreContents, record: LocalDocumentRecord, report: inout SyncReport
+        _ imported: ImportReport, hadObjects: Bool, after contents: StoreContents, record: LocalDocumentRecord, report: inout SyncReport
     ) async {
         let fromPeers = imported.imported.filter { $0.device != identity.id }
         if !imported.imported.isEmpty { discoveredAwaitingLog[record.id] = nil }
@@ -290,7 +290,7 @@ extension DocumentLibrary {
             emit(.didImport(record.id, imported.summary, from: Array(Set(fromPeers.map(\.deviceName))).sorted()))
             logger.info("imported", metadata: ["name": "\(record.name)", "logs": "\(imported.imported.count)"])
         }
-        if before.graph.objects.isEmpty, !contents.graph.objects.isEmpty { emit(.becameViewable(record.id)) }
+        if !hadObjects, !contents.graph.objects.isEmpty { emit(.becameViewable(record.id)) }
         // Only an import that listed the document's folders knows how far it is.
         if imported.listing != nil, imported.progress.percent < 100 { emit(.downloadProgress(record.id, percent: imported.progress.percent)) }
         if !fromPeers.isEmpty { await didImportFromPeers(record, logs: fromPeers) }

@@ -179,12 +179,13 @@ extension Replicator {
     /// for another device's log. What it imports is exactly what ``importPending(_:into:)`` would
     /// import first, so the two can follow each other in any order.
     ///
-    /// Returns the report with the store's contents before (without its texts' sequences and its
-    /// history) and
-    /// after the import (read in its transaction: the caller needs no read of its own).
+    /// Returns the report, whether the store held any object before the import (no copy of the
+    /// contents is kept through it: one would share the texts, which the import then copies
+    /// whole to change them), and the contents after it (read in its transaction: the caller
+    /// needs no read of its own).
     public func importArrived(
         _ document: DocumentID, logs arrived: [DeviceID: Set<UInt64>], into store: any DocumentStore
-    ) throws -> (report: ImportReport, before: StoreContents, after: StoreContents)? {
+    ) throws -> (report: ImportReport, hadObjects: Bool, after: StoreContents)? {
         // Not a copy of the contents: one kept through the write below would share its texts,
         // which the import then copies whole to change them.
         let applied = try store.read().sync.applied
@@ -217,14 +218,10 @@ extension Replicator {
         }
         guard !logs.isEmpty else {
             let contents = try store.read()
-            return (ImportReport(), contents, contents)
+            return (ImportReport(), !contents.graph.objects.isEmpty, contents)
         }
-        let outcome = try store.write(durable: false) { contents -> (ChangeSummary, StoreContents, StoreContents)? in
-            // Without its texts, which the logs change in place, and its history, to which
-            // they add (a copy held here would make the first addition copy every entry).
-            var before = contents
-            before.sync.texts = [:]
-            before.sync.history = []
+        let outcome = try store.write(durable: false) { contents -> (ChangeSummary, Bool, StoreContents)? in
+            let hadObjects = !contents.graph.objects.isEmpty
             // Another process may have applied some meanwhile, or a log waits for another
             // device's: the full import sorts that out, and nothing is changed here then.
             var willHave = contents.sync.applied
@@ -237,14 +234,14 @@ extension Replicator {
                 summary.formUnion(Merge.apply(log, to: &contents))
                 contents.sync.applied[log.device] = log.sequence
             }
-            return (summary, before, contents)
+            return (summary, hadObjects, contents)
         }
-        guard let (summary, before, after) = outcome else { return nil }
+        guard let (summary, hadObjects, after) = outcome else { return nil }
         var report = ImportReport()
         report.summary = summary
         report.imported = logs.map(ImportedLog.init)
         report.arrivedFolderStamps = folderStamps
-        return (report, before, after)
+        return (report, hadObjects, after)
     }
 
     /// Why a baseline must not stand in for logs, or nil: out of range (see ``ContainerBounds``),
