@@ -8,9 +8,8 @@ import Model
 extension Container {
     // MARK: Availability and identity
 
-    /// Whether the folder is there and readable.
-    /// (A folder, links followed, that this user may read and search: two system calls, as
-    /// every save and pass asks.)
+    /// Whether the folder is there and usable: a folder (links followed) this user may read and
+    /// search. Two system calls: every save and pass asks.
     public var isAvailable: Bool {
         var info = stat()
         return stat(rootPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && access(rootPath, R_OK | X_OK) == 0

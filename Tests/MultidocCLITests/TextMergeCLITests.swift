@@ -183,6 +183,39 @@ import TestSupport
         #expect(try text(rootA, timeout: slow) == "small again")
     }
 
+    /// A text past 64 KiB, which a write's baseline leaves out so that saves and imports change
+    /// it in place: appends, an insert and a delete on both devices, each a separate process,
+    /// and both end with every edit, in order, whatever each store reopened.
+    @Test func aLongTextTakesEditsInPlaceOnBothDevices() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        let long = String(repeating: "A line of a long text, é and 🙂 included.\n", count: 2_000)
+        let file = folder.appending("long.txt")
+        try Data(long.utf8).write(to: file)
+        let pasted = try ProductRunner.run(
+            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "cp '\(file.path)'"], timeout: 120)
+        #expect(pasted.status == 0, "\(pasted.stderr)")
+        #expect(long.utf8.count > 64 * 1024)
+        var expected = long
+        for (root, edit) in [(rootA, ["--append", "one"]), (rootA, ["--append", "two"]), (rootB, ["--append", "three"]),
+                             (rootA, ["--insert", "0", "é"]), (rootB, ["--delete", "1", "2"])] {
+            let result = try multidoc(["edit", "Notes"] + edit, root: root)
+            #expect(result.status == 0, "\(edit): \(result.stderr)")
+            switch edit[0] {
+            case "--append": expected += edit[1]
+            case "--insert": expected = edit[2] + expected
+            default:
+                var scalars = Array(expected.unicodeScalars)
+                scalars.removeSubrange(1..<3)
+                var view = String.UnicodeScalarView()
+                view.append(contentsOf: scalars)
+                expected = String(view)
+            }
+        }
+        #expect(try text(rootB) == expected)
+        #expect(try text(rootA) == expected)
+    }
+
     @Test func historyListsTheSavesAndRevertBringsATextBack() throws {
         defer { folder.remove() }
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)

@@ -27,24 +27,33 @@ import TestSupport
         return [try replica.insert(String(word), at: Int.random(in: 0...count, using: &random), by: agent)]
     }
 
+    /// `rounds` random edits, each by a random replica, added to `log`; after about one in
+    /// `hearingOneIn`, a random replica hears a random sample of the log, its first `repeating`
+    /// operations twice, shuffled.
+    static func editAndHear(
+        _ replicas: inout [TextSequence], by agents: [Agent], rounds: Int, hearingOneIn: Int, repeating: Int,
+        log: inout [TextOperation], using random: inout SeededGenerator
+    ) throws {
+        for _ in 0..<rounds {
+            let who = Int.random(in: 0..<agents.count, using: &random)
+            log += try randomEdit(&replicas[who], by: agents[who], using: &random)
+            if Int.random(in: 0..<hearingOneIn, using: &random) == 0 {
+                let listener = Int.random(in: 0..<agents.count, using: &random)
+                var heard = log.filter { _ in Bool.random(using: &random) }
+                heard += heard.prefix(repeating)
+                heard.shuffle(using: &random)
+                for operation in heard { try replicas[listener].apply(operation) }
+            }
+        }
+    }
+
     @Test(arguments: Array(1...24) as [UInt64])
     func replicasConvergeWhateverTheDeliveryOrder(seed: UInt64) throws {
         var random = SeededGenerator(seed: seed)
         let agents = (1...3).map { Agent.test(UInt8($0)) }
         var replicas = [TextSequence](repeating: TextSequence(), count: agents.count)
         var log: [TextOperation] = []
-        for _ in 0..<150 {
-            let who = Int.random(in: 0..<agents.count, using: &random)
-            log += try Self.randomEdit(&replicas[who], by: agents[who], using: &random)
-            // Now and then a replica hears a random sample of what was said, shuffled, twice over.
-            if Int.random(in: 0..<4, using: &random) == 0 {
-                let listener = Int.random(in: 0..<agents.count, using: &random)
-                var heard = log.filter { _ in Bool.random(using: &random) }
-                heard += heard.prefix(3)
-                heard.shuffle(using: &random)
-                for operation in heard { try replicas[listener].apply(operation) }
-            }
-        }
+        try Self.editAndHear(&replicas, by: agents, rounds: 150, hearingOneIn: 4, repeating: 3, log: &log, using: &random)
         for index in replicas.indices {
             var all = log + log.prefix(5)
             all.shuffle(using: &random)
@@ -75,16 +84,7 @@ import TestSupport
         let paste = try pasted.insert(String(repeating: line, count: 60), at: 0, by: .test(9))
         var replicas = [pasted, try TextSequence(decoding: pasted.encoded), try TextSequence(decoding: pasted.encoded)]
         var log: [TextOperation] = [paste]
-        for _ in 0..<400 {
-            let who = Int.random(in: 0..<agents.count, using: &random)
-            log += try Self.randomEdit(&replicas[who], by: agents[who], using: &random)
-            if Int.random(in: 0..<6, using: &random) == 0 {
-                let listener = Int.random(in: 0..<agents.count, using: &random)
-                var heard = log.filter { _ in Bool.random(using: &random) }
-                heard.shuffle(using: &random)
-                for operation in heard { try replicas[listener].apply(operation) }
-            }
-        }
+        try Self.editAndHear(&replicas, by: agents, rounds: 400, hearingOneIn: 6, repeating: 0, log: &log, using: &random)
         var replay = TextSequence()
         for operation in log { try replay.apply(operation) }
         #expect(replay.runCount > 2 * 64, "enough runs for leaves to split")
