@@ -123,6 +123,8 @@ extension Container {
         let folder = documentDirectory(id)
         var infos = 0, infoNames = 0
         var claims: [(URL, DeviceID, UInt64)] = []
+        // Missing logs between two that are there; named below unless a baseline covers them.
+        var gaps: [(url: URL, device: DeviceID, after: UInt64, next: UInt64)] = []
         var newest: [DeviceID: UInt64] = [:]
         var listing = DocumentListing()
         for name in list(folder, into: problem) {
@@ -169,20 +171,24 @@ extension Container {
                 }
             }
             sequences.sort()
-            var expected: UInt64?
+            var previous: UInt64?
             for sequence in sequences {
+                defer { previous = sequence }
                 let url = deviceFolder.appendingPathComponent(Self.logFileName(sequence), isDirectory: false)
-                if let expected, sequence != expected {
-                    problem(url, "logs \(expected)…\(sequence - 1) of this device are missing; later ones wait for them")
+                let gap = previous.flatMap { $0 &+ 1 < sequence ? (url: url, device: device, after: $0, next: sequence) : nil }
+                guard fileOrNamed(url, "a log", into: problem) else {
+                    if let gap { gaps.append(gap) }
+                    continue
                 }
-                expected = sequence &+ 1
-                guard fileOrNamed(url, "a log", into: problem) else { continue }
                 result.checkedFiles += 1
                 result.checkedLogs += 1
                 do {
                     let log = try readLog(id, device: device, sequence: sequence, refusing: replaced)
                     for (other, needed) in log.dependencies ?? [:] { claims.append((url, other, needed)) }
+                    // A log that says it follows the one before it steps over the numbers between.
+                    if let gap, log.follows != gap.after { gaps.append(gap) }
                 } catch {
+                    if let gap { gaps.append(gap) }
                     problem(url, error.reason)
                 }
             }
@@ -192,6 +198,13 @@ extension Container {
 
         var covered: [DeviceID: UInt64] = [:]
         defer {
+            // A device reading the document takes a baseline for the logs it covers, as imports
+            // do (`Replicator.makePlan`): only a gap past every baseline keeps later logs waiting.
+            for gap in gaps {
+                let first = max(gap.after, covered[gap.device] ?? 0) + 1
+                guard first < gap.next else { continue }
+                problem(gap.url, "logs \(first)…\(gap.next - 1) of this device are missing; later ones wait for them")
+            }
             // A log made after another device's log that no log or baseline here reaches waits
             // for it: on its way, lost, or a lie. Not a problem of this file yet; said once.
             for (url, other, needed) in claims where needed > max(newest[other] ?? 0, covered[other] ?? 0) {
@@ -216,6 +229,7 @@ extension Container {
                 if baseline.document != id { problem(url, "a baseline of document \(baseline.document), not this folder's") }
                 else if baseline.format > Self.formatVersion { problem(url, "format version \(baseline.format) is newer than this build's \(Self.formatVersion)") }
                 else if named.writer != baseline.writtenBy || named.coverage != baseline.coverage { problem(url, "its name does not match its writer and coverage") }
+                else if let bounds = baseline.problem() { problem(url, "baseline not used: \(bounds)") }
                 else { readable.append((url, baseline)) }
             } catch {
                 problem(url, "not a baseline (\(Self.summarize(error)))")

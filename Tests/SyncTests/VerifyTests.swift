@@ -122,6 +122,33 @@ import TestSupport
         }
     }
 
+    /// A log lost between two that are there: `verify` names the gap while a joining device
+    /// would wait on it, and stops naming it once a baseline covers it (`container repair`),
+    /// because a device joining then reads the baseline and goes on: verify says what imports do.
+    @Test(arguments: SyncBackend.allCases)
+    func aGapABaselineCoversIsNotNamed(backend: SyncBackend) throws {
+        let harness = try SyncHarness(backend)
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A")
+        try a.create(doc, name: "Doc", text: "one", now: harness.clock.now())
+        for text in ["two", "three", "four"] {
+            harness.clock.advance(1)
+            try a.edit(doc, text: text)
+        }
+        let container = Container(root: harness.container)
+        try FileManager.default.removeItem(at: container.logURL(doc, device: a.identity.id, sequence: 2))
+        let after = container.logURL(doc, device: a.identity.id, sequence: 3)
+        let named = container.verify().problems.filter { $0.url == after }
+        #expect(named.map(\.reason) == ["logs 2…2 of this device are missing; later ones wait for them"])
+
+        let supplied = try #require(try a.replicator.resupplyLostLogs(doc, store: try a.store(doc)))
+        #expect(supplied.lost == [2])
+        #expect(container.verify().problems.isEmpty, "\(container.verify().problems)")
+        let b = harness.device(2, "B")
+        try b.importPending(doc)
+        #expect(try b.text(doc) == "four")
+    }
+
     @Test(.enabled(if: getuid() != 0, "root lists every folder whatever its mode, so an unlistable folder cannot be made as root"))
     func anIdentityFolderThisUserCannotListSeedsNothing() throws {
         let harness = try SyncHarness()
