@@ -10,7 +10,7 @@ enum ItemListBuilder {
     /// every item's agent is below `agentCount`. Throws when an agent's runs overlap (an id
     /// twice).
     static func list(
-        of items: UnsafeBufferPointer<Item>, content: [Unicode.Scalar], agentCount: Int, agentName: (Int) -> String
+        of items: UnsafeBufferPointer<Item>, content: SlotScalars, agentCount: Int, agentName: (Int) -> String
     ) throws(TextDecodingError) -> ItemList {
         var leaves: [Leaf] = []
         leaves.reserveCapacity(items.count / perLeaf + 1)

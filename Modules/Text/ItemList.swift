@@ -92,7 +92,7 @@ struct ItemList {
     var order: [Int32] = [0]
     var orderOf: [Int32] = [0]
     /// Every inserted scalar, by slot.
-    var content: [Unicode.Scalar] = []
+    var content = SlotScalars()
     /// The leaf holding each slot.
     var leafOfSlot = SlotLeaves()
     /// Per interned agent, its runs of counters sorted by start.
@@ -266,7 +266,7 @@ struct ItemList {
         let length = leaves[leaf].items[cursor.index].visibleLength
         if recorded != nil, length > 0 {
             let item = leaves[leaf].items[cursor.index]
-            let change = TextChange(position: visiblePosition(of: cursor), removed: Array(content[item.slot..<(item.slot + length)]), inserted: [])
+            let change = TextChange(position: visiblePosition(of: cursor), removed: content.scalars(item.slot..<(item.slot + length)), inserted: [])
             recorded?.append(change)
         }
         leaves[leaf].items[cursor.index].deleted = true

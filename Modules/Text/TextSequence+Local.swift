@@ -157,7 +157,7 @@ extension TextSequence {
         result.reserveCapacity(count)
         for orderIndex in list.order.indices {
             for item in list.leaves[Int(list.order[orderIndex])].items where !item.deleted {
-                result.append(contentsOf: list.content[item.slot..<(item.slot + Int(item.length))])
+                list.content.append(item.slot..<(item.slot + Int(item.length)), to: &result)
             }
         }
         return result

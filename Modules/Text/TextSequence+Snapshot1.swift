@@ -24,7 +24,7 @@ extension TextSequence {
         var result: [SnapshotRun] = []
         for orderIndex in list.order.indices {
             for item in list.leaves[Int(list.order[orderIndex])].items {
-                let scalars = list.content[item.slot..<(item.slot + Int(item.length))]
+                let scalars = list.content.scalars(item.slot..<(item.slot + Int(item.length)))
                 if let last = result.last, last.item.isContinued(by: item) {
                     result[result.count - 1].item.length += item.length
                     result[result.count - 1].scalars.append(contentsOf: scalars)
@@ -94,7 +94,7 @@ extension TextSequence {
             content.append(contentsOf: scalars)
         }
         try items.withUnsafeBufferPointer { (decoded) throws(TextDecodingError) in
-            try finishDecoding(items: decoded, content: content, agentCount: agentCount, origins: origins, reader: &reader)
+            try finishDecoding(items: decoded, content: SlotScalars(content), agentCount: agentCount, origins: origins, reader: &reader)
         }
     }
 }

@@ -92,7 +92,13 @@ extension TextSequence {
         let text = reader.offset..<(reader.offset + byteCount)
         reader.offset += byteCount
         let decoded = UnsafeBufferPointer(rebasing: items[0..<itemCount])
-        let content = try Self.scalars(of: UnsafeBufferPointer(rebasing: spans[0..<itemCount]), text: reader.bytes, range: text, total: total)
+        let runs = UnsafeBufferPointer(rebasing: spans[0..<itemCount])
+        let content: SlotScalars
+        if byteCount == visible, Self.isASCII(reader.bytes, text), let bytes = Self.bytes(of: runs, text: reader.bytes, range: text, total: total) {
+            content = SlotScalars(narrow: bytes)
+        } else {
+            content = SlotScalars(wide: try Self.scalars(of: runs, text: reader.bytes, range: text, total: total))
+        }
         try finishDecoding(items: decoded, content: content, agentCount: agentCount, origins: explicitOrigins, reader: &reader)
     }
 
@@ -125,7 +131,7 @@ extension TextSequence {
     /// `content`, each agent's counters noted, `origins` checked to be in it; then the pending
     /// operations, each validated, and the end of the bytes.
     mutating func finishDecoding(
-        items: UnsafeBufferPointer<Item>, content: [Unicode.Scalar], agentCount: Int, origins: [LocalID], reader: inout ByteReader
+        items: UnsafeBufferPointer<Item>, content: SlotScalars, agentCount: Int, origins: [LocalID], reader: inout ByteReader
     ) throws(TextDecodingError) {
         // A run's origins are outside it: one inside would make operations peers refuse.
         for item in items where item.contains(item.originLeft) || item.contains(item.originRight) {
@@ -151,6 +157,55 @@ extension TextSequence {
             pending.append(operation)
         }
         try reader.finish()
+    }
+
+    /// Whether `range` of `bytes` is all ASCII, eight bytes at a time.
+    private static func isASCII(_ bytes: [UInt8], _ range: Range<Int>) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, range.lowerBound >= 0, range.upperBound <= buffer.count else { return false }
+            var any: UInt64 = 0
+            var index = range.lowerBound
+            while range.upperBound - index >= 8 {
+                any |= UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                index += 8
+            }
+            while index < range.upperBound {
+                any |= UInt64(base[index])
+                index += 1
+            }
+            return any & 0x8080_8080_8080_8080 == 0
+        }
+    }
+
+    /// Every slot's byte for a narrow store, when `range` of `bytes` (the visible text) is
+    /// ASCII and holds exactly the visible runs' scalars: theirs copied from it in order, the
+    /// placeholder byte for the deleted ones. `spans` (length, and deletion in the low bit)
+    /// hold `total` slots. Nil when they do not add up (the wide decoding says where).
+    private static func bytes(of spans: UnsafeBufferPointer<UInt32>, text bytes: [UInt8], range: Range<Int>, total: Int) -> [UInt8]? {
+        var complete = false
+        let result = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            guard let output = buffer.baseAddress else { return }
+            bytes.withUnsafeBufferPointer { utf8 in
+                guard let input = utf8.baseAddress else { return }
+                var position = range.lowerBound
+                var slot = 0
+                for span in spans {
+                    let length = Int(span >> 1)
+                    guard total - slot >= length else { break }
+                    if span & 1 != 0 {
+                        (output + slot).initialize(repeating: SlotScalars.placeholderByte, count: length)
+                    } else {
+                        guard range.upperBound - position >= length else { break }
+                        (output + slot).initialize(from: input + position, count: length)
+                        position += length
+                    }
+                    slot += length
+                }
+                initialized = slot
+                complete = slot == total && position == range.upperBound
+            }
+        }
+        return complete ? result : nil
     }
 
     /// Every slot's scalar: the visible runs' from `text` (UTF-8, exactly as many scalars as

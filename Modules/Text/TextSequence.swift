@@ -66,7 +66,9 @@ public struct TextSequence: Sendable {
 
     /// The number of UTF-8 bytes of the visible text.
     private func visibleUTF8Count() -> Int {
-        list.content.withUnsafeBufferPointer { content in
+        // A narrow store's visible slots are ASCII: a byte each.
+        guard list.content.isWide else { return list.visibleCount }
+        return list.content.wide.withUnsafeBufferPointer { content in
             var count = 0
             for orderIndex in list.order.indices {
                 for item in list.leaves[Int(list.order[orderIndex])].items where !item.deleted {
@@ -103,10 +105,26 @@ public struct TextSequence: Sendable {
     }
 
     /// Writes the visible text's UTF-8 into `buffer` (at least ``visibleUTF8Count()`` bytes)
-    /// and returns how many bytes it wrote: ASCII sixteen scalars at a time.
+    /// and returns how many bytes it wrote: a narrow store's runs as they are, a wide one's ASCII
+    /// sixteen scalars at a time.
     private func writeVisibleUTF8(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
         guard let output = UnsafeMutableRawPointer(buffer.baseAddress) else { return 0 }
-        return list.content.withUnsafeBufferPointer { content in
+        guard list.content.isWide else {
+            return list.content.bytes.withUnsafeBufferPointer { content in
+                guard let input = content.baseAddress else { return 0 }
+                var written = 0
+                for orderIndex in list.order.indices {
+                    for item in list.leaves[Int(list.order[orderIndex])].items where !item.deleted {
+                        let length = Int(item.length)
+                        guard buffer.count - written >= length else { return written }
+                        (output + written).copyMemory(from: input + item.slot, byteCount: length)
+                        written += length
+                    }
+                }
+                return written
+            }
+        }
+        return list.content.wide.withUnsafeBufferPointer { content in
             guard let input = UnsafeRawPointer(content.baseAddress) else { return 0 }
             var written = 0
             for orderIndex in list.order.indices {
@@ -197,7 +215,7 @@ extension TextSequence: Equatable {
             a.count == b.count && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
         }
         return same(list.leaves, other.list.leaves) && same(list.order, other.list.order) && same(list.orderOf, other.list.orderOf)
-            && same(list.content, other.list.content) && list.leafOfSlot.sharesStorage(with: other.list.leafOfSlot) && same(list.runs, other.list.runs)
+            && list.content.sharesStorage(with: other.list.content) && list.leafOfSlot.sharesStorage(with: other.list.leafOfSlot) && same(list.runs, other.list.runs)
             && list.visibleCount == other.list.visibleCount && same(agents, other.agents) && same(nextCounter, other.nextCounter)
             && same(pending, other.pending)
     }
@@ -207,7 +225,7 @@ extension TextSequence {
     /// About how many bytes the state's storage takes (array capacities; dictionaries and
     /// pending operations estimated): for benchmarks and budgets, not exact.
     public var estimatedByteSize: Int {
-        var total = list.content.capacity * MemoryLayout<Unicode.Scalar>.stride
+        var total = list.content.byteCapacity
             + list.leafOfSlot.estimatedByteSize
             + (list.order.capacity + list.orderOf.capacity) * MemoryLayout<Int32>.stride
             + list.leaves.capacity * MemoryLayout<Leaf>.stride

@@ -74,7 +74,7 @@ extension TextSequence {
                 let start = item.slot + offset
                 result.append(.insert(TextInsertion(
                     id: TextID(agent: agent, counter: part.lowerBound), originLeft: textID(left),
-                    originRight: textID(item.originRight), scalars: Array(list.content[start..<(start + part.count)]))))
+                    originRight: textID(item.originRight), scalars: list.content.scalars(start..<(start + part.count)))))
             }
         }
         if !tombstones.isEmpty {

@@ -8,10 +8,9 @@ import TestSupport
 @Suite struct TextSequenceSnapshotDecodingTests {
     /// Random typing and deleting by two writers at random places: thousands of short runs per
     /// agent whose counters are not in text order.
-    static func scattered(edits: Int, seed: UInt64) throws -> TextSequence {
+    static func scattered(edits: Int, seed: UInt64, words: [String] = mixedWords) throws -> TextSequence {
         var random = SeededGenerator(seed: seed)
         var text = TextSequence()
-        let words = ["a", "bc", "déf", "ghij", "🙂", "klmnopqrstuvwxyz0123", "ü", "a long run of ascii text, longer than sixteen"]
         for step in 0..<edits {
             let writer = step % 5 == 0 ? bob : alice
             let count = text.count
@@ -25,6 +24,49 @@ import TestSupport
             }
         }
         return text
+    }
+
+    static let mixedWords = ["a", "bc", "déf", "ghij", "🙂", "klmnopqrstuvwxyz0123", "ü", "a long run of ascii text, longer than sixteen"]
+    static let asciiWords = ["a", "bc", "def", "ghij", "klmnopqrstuvwxyz0123", "a long run of ascii text, longer than sixteen"]
+
+    /// An ASCII text is held a byte a scalar, its deleted scalars (whose text a snapshot drops)
+    /// included: it decodes equal and a quarter of the size a text that is not ASCII takes, edits
+    /// and merges the same, grows to four bytes a scalar when a scalar that is not ASCII
+    /// arrives, and loads a byte a scalar again once that scalar is deleted.
+    @Test(arguments: [4, 5] as [UInt64])
+    func anASCIITextIsHeldAByteAScalarUntilOneIsNot(seed: UInt64) throws {
+        let state = try Self.scattered(edits: 1_500, seed: seed, words: Self.asciiWords)
+        let decoded = try TextSequence(decoding: state.encoded)
+        #expect(decoded == state)
+        #expect(decoded.text == state.text)
+        #expect(decoded.version == state.version)
+        let narrow = decoded.estimatedByteSize
+
+        // A peer that never saw the deleted text gets the decoded state's operations (deleted
+        // scalars as the placeholder, deleted again) and ends with the same text.
+        var fresh = TextSequence()
+        for operation in decoded.operations(since: TextVersion()) { try fresh.apply(operation) }
+        #expect(fresh.text == state.text)
+
+        var a = state, b = decoded
+        let wide = try b.insert("é🙂", at: b.count / 3, by: carol)
+        let ascii = try a.insert("plain", at: a.count / 2, by: alice)
+        try a.apply(wide)
+        try b.apply(ascii)
+        #expect(a.text == b.text)
+        #expect(b.text.contains("é🙂"))
+        #expect(b.estimatedByteSize - narrow >= 3 * decoded.count, "a wide store takes four bytes a slot")
+        let reloaded = try TextSequence(decoding: b.encoded)
+        #expect(reloaded == b)
+        #expect(reloaded.text == a.text)
+
+        var c = reloaded
+        let at = try #require(c.text.unicodeScalars.firstIndex(of: "é"))
+        let position = c.text.unicodeScalars.distance(from: c.text.unicodeScalars.startIndex, to: at)
+        try c.delete(position..<(position + 2), by: bob)
+        let narrowAgain = try TextSequence(decoding: c.encoded)
+        #expect(narrowAgain.text == c.text)
+        #expect(narrowAgain.estimatedByteSize <= reloaded.estimatedByteSize - 3 * c.count)
     }
 
     @Test(arguments: [1, 2, 3] as [UInt64])
