@@ -137,7 +137,7 @@ struct Run: AsyncParsableCommand {
         }
 
         if selected.contains(.longText) {
-            let runs = quick ? 3 : 7
+            let runs = quick ? 3 : 31
             progress("long texts: edit --append on A and show on B at 10k and 1M characters, \(runs) runs each; then a \(bigTextMB) MB text …")
             let folder = folder.appendingPathComponent("long")
             let times = try await LongText.commands(programs, folder: folder, store: store, lengths: [10_000, 1_000_000], runs: runs)

@@ -14,11 +14,13 @@ enum LongText {
         var runs = 0
     }
 
-    /// The document of `length` characters on A, imported by B, both closed; then `runs` + 1
-    /// rounds of an append on A and a show on B (the first round not counted). B's last show
-    /// must end with every `x` appended, or the figures mean nothing.
+    /// The document of each length on A, imported by B, both closed; then `runs` + 1 rounds,
+    /// each an append on A and a show on B for every length in turn (the first round not
+    /// counted), so the lengths see the same machine. B's last show must end with every `x`
+    /// appended, or the figures mean nothing.
     static func commands(_ programs: Programs, folder: URL, store: String, lengths: [Int], runs: Int) async throws -> CommandTimes {
         var times = CommandTimes(runs: runs)
+        var spaces: [(length: Int, space: Workspace, name: String)] = []
         for length in lengths {
             let space = try Workspace(folder.appendingPathComponent("append-\(length)"))
             let name = "Long\(length)"
@@ -30,22 +32,25 @@ enum LongText {
             let (_, b) = try space.library("B", store: store)
             await b.sync()
             await b.closeAll()
-            func multidoc(_ verb: [String], _ device: String) throws -> Command.Result {
-                let arguments = verb + ["--root", space.root(device).path, "--container", space.container.path, "--store", store, "--device-name", device]
-                let result = try Command.run(programs.multidoc, arguments, output: space.folder.appendingPathComponent("\(device).out"), timeout: .seconds(300))
-                guard result.status == 0 else {
-                    throw BenchError("multidoc \(verb.joined(separator: " ")) on \(device) exited with \(result.status); see \(result.errors.path)")
-                }
-                return result
+            spaces.append((length, space, name))
+        }
+        func multidoc(_ verb: [String], _ device: String, in space: Workspace) throws -> Command.Result {
+            let arguments = verb + ["--root", space.root(device).path, "--container", space.container.path, "--store", store, "--device-name", device]
+            let result = try Command.run(programs.multidoc, arguments, output: space.folder.appendingPathComponent("\(device).out"), timeout: .seconds(300))
+            guard result.status == 0 else {
+                throw BenchError("multidoc \(verb.joined(separator: " ")) on \(device) exited with \(result.status); see \(result.errors.path)")
             }
-            progress("  \(name): edit --append on A and show on B, 1 + \(runs) rounds …")
-            var appends: [Double] = [], shows: [Double] = []
-            for round in 0...runs {
-                let append = try multidoc(["edit", name, "--append", "x"], "A")
-                let show = try multidoc(["show", name], "B")
+            return result
+        }
+        progress("  \(lengths.map(String.init).joined(separator: ", ")) characters: edit --append on A and show on B, 1 + \(runs) rounds, lengths in turn …")
+        var appends: [Int: [Double]] = [:], shows: [Int: [Double]] = [:]
+        for round in 0...runs {
+            for (length, space, name) in spaces {
+                let append = try multidoc(["edit", name, "--append", "x"], "A", in: space)
+                let show = try multidoc(["show", name], "B", in: space)
                 if round > 0 {
-                    appends.append(append.milliseconds)
-                    shows.append(show.milliseconds)
+                    appends[length, default: []].append(append.milliseconds)
+                    shows[length, default: []].append(show.milliseconds)
                 }
                 if round == runs {
                     let shown = String(decoding: try Data(contentsOf: show.output), as: UTF8.self)
@@ -55,8 +60,10 @@ enum LongText {
                     }
                 }
             }
-            times.appendMs[length] = SaveCost.median(appends)
-            times.showMs[length] = SaveCost.median(shows)
+        }
+        for length in lengths {
+            times.appendMs[length] = SaveCost.median(appends[length] ?? [])
+            times.showMs[length] = SaveCost.median(shows[length] ?? [])
         }
         return times
     }
