@@ -37,7 +37,12 @@ extension AtomicFile {
         }
         // The lock goes with the descriptor, once the new contents are in place.
         defer { _ = close(fd) }
-        let code = ftruncate(fd, 0) == 0 ? data.withUnsafeBytes { writeAll($0, to: fd) } : errno
+        // Written over from the start, then cut to its length: a file cut to nothing first
+        // makes ext4 start writing it back when it is closed (`auto_da_alloc`, meant for files
+        // rewritten without a sync), a write to the disk on every call that a peer's log sync
+        // then waits behind.
+        var code = lseek(fd, 0, SEEK_SET) == 0 ? data.withUnsafeBytes { writeAll($0, to: fd) } : errno
+        if code == 0, ftruncate(fd, off_t(data.count)) != 0 { code = errno }
         if code != 0 {
             unlink(spare.path)
             throw FileIOError(path: url.path, operation: "write", errno: code)
