@@ -43,6 +43,18 @@ extension Container {
         return lstat(logURL(id, device: device, sequence: sequence).path, &info) == 0
     }
 
+    /// Why `baseline` cannot stand for the last log it claims of a device while that log is in
+    /// the container (it does not hold what the log did), or nil. Imports and `verify` ask the same.
+    func reflectionProblem(_ baseline: Baseline, refusing: Set<UUID> = []) -> String? {
+        for (origin, sequence) in baseline.applied.sorted(by: { $0.key < $1.key }) where sequence > 0 {
+            guard let log = try? readLog(baseline.document, device: origin, sequence: sequence, refusing: refusing) else { continue }
+            if !baseline.reflects(log) {
+                return "it claims log \(sequence) of device \(origin) but does not hold what that log did"
+            }
+        }
+        return nil
+    }
+
     /// Reads and validates one log file.
     ///
     /// The log's stamp is taken as every reader takes it (``ContainerBounds/clamped(_:)``),

@@ -124,7 +124,7 @@ extension Container {
         var infos = 0, infoNames = 0
         var claims: [(URL, DeviceID, UInt64)] = []
         // Missing logs between two that are there; named below unless a baseline covers them.
-        var gaps: [(url: URL, device: DeviceID, after: UInt64, next: UInt64)] = []
+        var gaps: [(url: URL, device: DeviceID, after: UInt64, next: UInt64, follows: UInt64?)] = []
         var newest: [DeviceID: UInt64] = [:]
         var listing = DocumentListing()
         for name in list(folder, into: problem) {
@@ -175,7 +175,7 @@ extension Container {
             for sequence in sequences {
                 defer { previous = sequence }
                 let url = deviceFolder.appendingPathComponent(Self.logFileName(sequence), isDirectory: false)
-                let gap = previous.flatMap { $0 &+ 1 < sequence ? (url: url, device: device, after: $0, next: sequence) : nil }
+                let gap = previous.flatMap { $0 &+ 1 < sequence ? (url: url, device: device, after: $0, next: sequence, follows: UInt64?.none) : nil }
                 guard fileOrNamed(url, "a log", into: problem) else {
                     if let gap { gaps.append(gap) }
                     continue
@@ -185,8 +185,10 @@ extension Container {
                 do {
                     let log = try readLog(id, device: device, sequence: sequence, refusing: replaced)
                     for (other, needed) in log.dependencies ?? [:] { claims.append((url, other, needed)) }
-                    // A log that says it follows the one before it steps over the numbers between.
-                    if let gap, log.follows != gap.after { gaps.append(gap) }
+                    if var found = gap {
+                        found.follows = log.follows
+                        gaps.append(found)
+                    }
                 } catch {
                     if let gap { gaps.append(gap) }
                     problem(url, error.reason)
@@ -201,9 +203,10 @@ extension Container {
             // A device reading the document takes a baseline for the logs it covers, as imports
             // do (`Replicator.makePlan`): only a gap past every baseline keeps later logs waiting.
             for gap in gaps {
-                let first = max(gap.after, covered[gap.device] ?? 0) + 1
-                guard first < gap.next else { continue }
-                problem(gap.url, "logs \(first)…\(gap.next - 1) of this device are missing; later ones wait for them")
+                let reached = max(gap.after, covered[gap.device] ?? 0)
+                // A log that says it follows the last one reached steps over the numbers between.
+                guard reached < gap.next - 1, gap.follows != reached else { continue }
+                problem(gap.url, "logs \(reached + 1)…\(gap.next - 1) of this device are missing; later ones wait for them")
             }
             // A log made after another device's log that no log or baseline here reaches waits
             // for it: on its way, lost, or a lie. Not a problem of this file yet; said once.
@@ -239,7 +242,7 @@ extension Container {
         // use them.
         let evidence = ClaimEvidence(self, document: id, listing: listing, applied: nil, reader: nil, baselines: readable.map(\.baseline), records: records)
         for (url, baseline) in readable {
-            if let claim = evidence.problem(claims: baseline.applied, by: baseline.writtenBy) {
+            if let claim = evidence.problem(claims: baseline.applied, by: baseline.writtenBy) ?? reflectionProblem(baseline, refusing: replaced) {
                 problem(url, "baseline not used: \(claim)")
             } else {
                 covered.merge(baseline.applied) { max($0, $1) }

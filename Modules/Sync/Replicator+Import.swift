@@ -251,13 +251,7 @@ extension Replicator {
     func trustProblem(_ baseline: Baseline, evidence: ClaimEvidence) -> String? {
         if let problem = baseline.problem() { return problem }
         if let problem = evidence.problem(claims: baseline.applied, by: baseline.writtenBy) { return problem }
-        for (origin, sequence) in baseline.applied where sequence > 0 {
-            guard let log = try? container.readLog(baseline.document, device: origin, sequence: sequence) else { continue }
-            if !baseline.reflects(log) {
-                return "it claims log \(sequence) of device \(origin) but does not hold what that log did"
-            }
-        }
-        return nil
+        return container.reflectionProblem(baseline)
     }
 
     /// The store value naming the peers' baselines the last import that read baselines

@@ -78,6 +78,16 @@ import TestSupport
         let report = try c.importPending(doc)
         #expect(try c.text(doc) == "four")
         #expect(report.quarantined.contains { $0.url == lie && $0.reason.contains("does not hold") })
+        // `container verify` believes it no more than imports do (named as its coverage says,
+        // so that only what it holds is wrong): it names it, and a gap it claims to cover stays
+        // named.
+        let named = container.baselinesDirectory(doc).appendingPathComponent("\(b.identity.id)-4.json")
+        try FileManager.default.moveItem(at: lie, to: named)
+        try FileManager.default.removeItem(at: container.logURL(doc, device: a.identity.id, sequence: 3))
+        let problems = container.verify().problems
+        #expect(problems.contains { $0.url == named && $0.reason.contains("baseline not used: it claims log 4") && $0.reason.contains("does not hold") }, "\(problems)")
+        let after = container.logURL(doc, device: a.identity.id, sequence: 4)
+        #expect(problems.contains { $0.url == after && $0.reason.contains("logs 3…3 of this device are missing") }, "\(problems)")
     }
 
     /// A baseline under a device nobody has seen, claiming a thousand of A's logs (A wrote two)
