@@ -141,6 +141,20 @@ package struct ByteReader {
         let byteStart = offset
         let byteCount = try count(maximum: min(remaining, scalarCount * 4))
         guard byteCount <= remaining else { throw .truncated(offset: offset) }
+        // ASCII (most runs): a scalar a byte, without the string and the generic scalar view
+        // below (a third of checking a one-character save's log).
+        if byteCount == scalarCount {
+            let start = offset
+            let ascii = bytes.withUnsafeBufferPointer { buffer -> [Unicode.Scalar]? in
+                let run = UnsafeBufferPointer(rebasing: buffer[start..<(start + byteCount)])
+                guard run.allSatisfy({ $0 < 0x80 }) else { return nil }
+                return run.map { Unicode.Scalar($0) }
+            }
+            if let ascii {
+                offset += byteCount
+                return ascii
+            }
+        }
         let utf8 = bytes[offset..<(offset + byteCount)]
         guard let string = String(validating: utf8, as: UTF8.self) else { throw .invalidText(offset: offset) }
         let scalars = Array(string.unicodeScalars)

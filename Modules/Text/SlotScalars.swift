@@ -72,7 +72,7 @@ struct SlotScalars {
     /// Turns a narrow store wide (once; a no-op when it is).
     private mutating func widen() {
         guard !isWide else { return }
-        wide.reserveCapacity(Swift.max(bytes.capacity, bytes.count * 2))
+        wide.reserveCapacity(bytes.count + 16)
         wide.append(contentsOf: bytes.lazy.map { $0 < 0x80 ? Unicode.Scalar($0) : TextSequence.deletedPlaceholder })
         bytes = []
         isWide = true

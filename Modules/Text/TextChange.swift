@@ -25,9 +25,13 @@ public struct TextChange: Hashable, Sendable {
         if changes.count == 1, let change = changes.first, change.removed.isEmpty, change.position == count {
             // Through a string of its own: the scalar view's `append(contentsOf:)` builds a new
             // string, where `String.append` writes into this one's spare capacity.
-            var inserted = String.UnicodeScalarView()
-            inserted.append(contentsOf: change.inserted)
-            text.append(String(inserted))
+            if change.inserted.allSatisfy(\.isASCII) {
+                text.append(String(decoding: change.inserted.map { UInt8(truncatingIfNeeded: $0.value) }, as: UTF8.self))
+            } else {
+                var inserted = String.UnicodeScalarView()
+                inserted.append(contentsOf: change.inserted)
+                text.append(String(inserted))
+            }
             return true
         }
         guard let result = applying(changes, to: text, count: count) else { return false }
