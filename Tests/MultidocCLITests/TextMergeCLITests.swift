@@ -216,6 +216,60 @@ import TestSupport
         #expect(try text(rootA) == expected)
     }
 
+    /// The same in-place path with its writers killed: `edit --append` on a text past 64 KiB,
+    /// SIGKILLed a little later each time until three runs finish, the store reopened by a
+    /// `show` after each. Every append that exited 0 is there once, a killed one at most once,
+    /// all in the order they were made, and B ends with A's text.
+    @Test func aLongTextKeepsEveryAcknowledgedAppendThroughKills() async throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        let long = String(repeating: "A line of a long ASCII text, for the byte-a-scalar store.\n", count: 1_500)
+        let file = folder.appending("long.txt")
+        try Data(long.utf8).write(to: file)
+        let pasted = try ProductRunner.run(
+            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "cp '\(file.path)'"], timeout: 120)
+        #expect(pasted.status == 0, "\(pasted.stderr)")
+        #expect(try text(rootB) == long)
+        let executable = try #require(ProductRunner.path(of: "multidoc"))
+        var acknowledged: [String] = [], made: [String] = []
+        // Killed a little later each time, until three runs finish.
+        var delay = 0
+        while acknowledged.count < 3, made.count < 40 {
+            delay += 20
+            let marker = "<\(made.count)>"
+            made.append(marker)
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["edit", "Notes", "--append", marker, "--root", rootA, "--container", container]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = ContinuousClock.now + .milliseconds(delay)
+            while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            if process.terminationReason == .exit, process.terminationStatus == 0 { acknowledged.append(marker) }
+            // The store the kill left opens, and holds the text and whole appends only.
+            let now = try text(rootA)
+            #expect(now.hasPrefix(long))
+            let tail = String(now.dropFirst(long.count))
+            #expect(tail.isEmpty || made.contains { tail.hasSuffix($0) }, "after a kill at \(delay) ms: \(tail)")
+        }
+        #expect(try multidoc(["sync"], root: rootA).status == 0)
+        let onA = try text(rootA), onB = try text(rootB)
+        #expect(onB == onA)
+        let tail = String(onA.dropFirst(long.count))
+        var places: [String.Index] = []
+        for marker in made {
+            let count = tail.components(separatedBy: marker).count - 1
+            #expect(count <= 1, "\(marker) is there \(count) times: \(tail)")
+            if acknowledged.contains(marker) { #expect(count == 1, "acknowledged \(marker) is missing: \(tail)") }
+            if let range = tail.range(of: marker) { places.append(range.lowerBound) }
+        }
+        #expect(places == places.sorted(), "the appends are out of order: \(tail)")
+        #expect(!acknowledged.isEmpty && acknowledged.count < made.count, "no kill landed inside a run (\(acknowledged.count) of \(made.count))")
+    }
+
     @Test func historyListsTheSavesAndRevertBringsATextBack() throws {
         defer { folder.remove() }
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
