@@ -317,31 +317,40 @@ public enum AtomicFile {
         try readBytes(url, limit: limit, followSymlinks: followSymlinks, sharedLock: false)
     }
 
+    /// ``readBytes(_:limit:followSymlinks:)`` of a path (no URL built).
+    public static func readBytes(path: String, limit: Int = defaultReadLimit, followSymlinks: Bool = true) throws(FileIOError) -> [UInt8] {
+        try readBytes(path: path, limit: limit, followSymlinks: followSymlinks, sharedLock: false)
+    }
+
     static func readBytes(_ url: URL, limit: Int, followSymlinks: Bool, sharedLock: Bool) throws(FileIOError) -> [UInt8] {
+        try readBytes(path: url.path, limit: limit, followSymlinks: followSymlinks, sharedLock: sharedLock)
+    }
+
+    static func readBytes(path: String, limit: Int, followSymlinks: Bool, sharedLock: Bool) throws(FileIOError) -> [UInt8] {
         var flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK
         if !followSymlinks { flags |= O_NOFOLLOW }
-        let fd = open(url.path, flags)
+        let fd = open(path, flags)
         guard fd >= 0 else {
             let code = errno
             if code == ELOOP, !followSymlinks {
-                throw FileIOError(path: url.path, operation: "read", errno: code, detail: "it is a symbolic link, which is not followed")
+                throw FileIOError(path: path, operation: "read", errno: code, detail: "it is a symbolic link, which is not followed")
             }
-            throw FileIOError(path: url.path, operation: "read", errno: code)
+            throw FileIOError(path: path, operation: "read", errno: code)
         }
         defer { _ = close(fd) }
         if sharedLock {
             while flock(fd, LOCK_SH) != 0 {
-                if errno != EINTR { throw FileIOError(path: url.path, operation: "lock", errno: errno) }
+                if errno != EINTR { throw FileIOError(path: path, operation: "lock", errno: errno) }
             }
         }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw FileIOError(path: url.path, operation: "read", errno: errno) }
+        guard fstat(fd, &info) == 0 else { throw FileIOError(path: path, operation: "read", errno: errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw FileIOError(path: url.path, operation: "read", errno: EINVAL, detail: "not a regular file")
+            throw FileIOError(path: path, operation: "read", errno: EINVAL, detail: "not a regular file")
         }
         let size = Int(info.st_size)
         guard size >= 0, size <= limit else {
-            throw FileIOError(path: url.path, operation: "read", errno: EFBIG, detail: "\(size) bytes, larger than the \(limit)-byte limit")
+            throw FileIOError(path: path, operation: "read", errno: EFBIG, detail: "\(size) bytes, larger than the \(limit)-byte limit")
         }
         // The file may grow while it is read: never more than one byte past the limit is read
         // (that byte says it grew too much).
@@ -376,9 +385,9 @@ public enum AtomicFile {
                 bytes.append(contentsOf: chunk[0..<got])
             }
         }
-        if failure != 0 { throw FileIOError(path: url.path, operation: "read", errno: failure) }
+        if failure != 0 { throw FileIOError(path: path, operation: "read", errno: failure) }
         guard bytes.count <= limit else {
-            throw FileIOError(path: url.path, operation: "read", errno: EFBIG, detail: "it grew past the \(limit)-byte limit while being read")
+            throw FileIOError(path: path, operation: "read", errno: EFBIG, detail: "it grew past the \(limit)-byte limit while being read")
         }
         return bytes
     }

@@ -40,7 +40,7 @@ extension Container {
     /// Whether a file (or anything) is at the path of a log (one `lstat`).
     public func hasLog(_ id: DocumentID, device: DeviceID, sequence: UInt64) -> Bool {
         var info = stat()
-        return lstat(logURL(id, device: device, sequence: sequence).path, &info) == 0
+        return lstat(logPath(id, device: device, sequence: sequence), &info) == 0
     }
 
     /// Why `baseline` cannot stand for the last log it claims of a device while that log is in
@@ -63,10 +63,9 @@ extension Container {
     public func readLog(
         _ id: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID> = []
     ) throws(LogDecodingError) -> TransactionLog {
-        let url = logURL(id, device: device, sequence: sequence)
         let data: Data
         do {
-            data = try readFile(url, limit: TransactionLog.maximumFileSize)
+            data = try readFile(standardPath: logPath(id, device: device, sequence: sequence), limit: TransactionLog.maximumFileSize)
         } catch {
             throw LogDecodingError(reason: error.detail ?? error.description)
         }

@@ -101,6 +101,10 @@ public struct Container: Sendable {
     public func logURL(_ id: DocumentID, device: DeviceID, sequence: UInt64) -> URL {
         logsDirectory(id, device: device).appendingPathComponent(Self.logFileName(sequence), isDirectory: false)
     }
+    /// ``logURL(_:device:sequence:)``'s path, built without a URL (every import reads logs by it).
+    func logPath(_ id: DocumentID, device: DeviceID, sequence: UInt64) -> String {
+        rootPath + "/documents/" + id.description + "/logs/" + device.description + "/" + Self.logFileName(sequence)
+    }
     public func baselinesDirectory(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("baselines", isDirectory: false) }
     public func tombstoneURL(_ id: DocumentID, device: DeviceID) -> URL {
         tombstonesDirectory.appendingPathComponent("\(id).\(device).json", isDirectory: false)
@@ -175,8 +179,12 @@ public struct Container: Sendable {
     /// written or removed through a link: a link to `/etc/passwd` or to another folder would
     /// let a hostile container reach outside itself.
     public func symlinkProblem(_ url: URL) -> String? {
+        symlinkProblem(standardPath: Self.standardPath(of: url))
+    }
+
+    /// ``symlinkProblem(_:)`` of a path already without "." or ".." components.
+    func symlinkProblem(standardPath path: String) -> String? {
         let base = standardRootPath
-        let path = Self.standardPath(of: url)
         guard path == base || path.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
             return "\(path) is outside the container"
         }
@@ -199,6 +207,14 @@ public struct Container: Sendable {
             throw FileIOError(path: url.path, operation: "read", errno: ELOOP, detail: problem)
         }
         return try AtomicFile.read(url, limit: limit, followSymlinks: false)
+    }
+
+    /// ``readFile(_:limit:)`` of a path the container built (no "." or ".." components).
+    func readFile(standardPath path: String, limit: Int) throws(FileIOError) -> Data {
+        if let problem = symlinkProblem(standardPath: path) {
+            throw FileIOError(path: path, operation: "read", errno: ELOOP, detail: problem)
+        }
+        return Data(try AtomicFile.readBytes(path: path, limit: limit, followSymlinks: false))
     }
 
     /// `url`'s path with "." and ".." resolved (`standardizedFileURL`), with no URL built when
