@@ -226,7 +226,7 @@ struct DocumentCatalog: Sendable {
         }
         let record: LocalDocumentRecord
         do {
-            let data = try AtomicFile.read(URL(fileURLWithPath: path, isDirectory: false))
+            let data = Data(try AtomicFile.readBytes(path: path))
             if let seen = recentlyRead[id], seen.bytes == data {
                 record = seen.record
             } else {

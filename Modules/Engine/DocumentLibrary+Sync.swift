@@ -174,9 +174,11 @@ extension DocumentLibrary {
         if only == nil { passing += await repairDamagedRecords(container, &report).filter { $0.location == .cloud } }
         passing.sort { $0.id < $1.id }
         let registry = RegistrySnapshot(container)
-        let registryStamp = container.peerRegistryStamp(excluding: identity.id)
+        // Only a pass over every document looks at the registry (a pass of a few documents, as
+        // an arrival's, stats no peer's entry).
+        let registryStamp = scope.isFull || only == nil ? container.peerRegistryStamp(excluding: identity.id) : nil
         let registryChanged = scope.isFull && catalog.containerStamps[.devices] != registryStamp
-        if only == nil { readClocks(container, registryStamp: registryStamp, &report) }
+        if only == nil, let registryStamp { readClocks(container, registryStamp: registryStamp, &report) }
         var busy: [LocalDocumentRecord] = []
         // A preview stands for an import only in a pass that previews: any other imports.
         let previewing = scope.isFull && firstImports == .whenNeeded
@@ -271,7 +273,7 @@ extension DocumentLibrary {
         for file in registry.refusedClaims { quarantine(file, in: &report) }
         guard scope.isFull else { return report }
         fullPassDone = true
-        if registryChanged { actedOn(key: .devices, stamp: registryStamp) }
+        if registryChanged, let registryStamp { actedOn(key: .devices, stamp: registryStamp) }
         await registerIfChanged(replicator, known: worked, &report)
         return report
     }

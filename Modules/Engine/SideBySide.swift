@@ -35,6 +35,8 @@ enum SideBySide {
     /// `body(index)` for every index below `count`, on every core (synchronous work such as
     /// `stat` calls); the results in index order.
     static func compute<Value>(_ count: Int, _ body: @Sendable (Int) -> Value?) -> [Value?] {
+        // One (a targeted pass) runs inline, as `map` does.
+        if count <= 1 { return (0..<count).map(body) }
         let results = Results<Value>(count: count)
         let lanes = min(count, 16)
         DispatchQueue.concurrentPerform(iterations: lanes) { lane in
