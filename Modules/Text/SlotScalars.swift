@@ -61,9 +61,17 @@ struct SlotScalars {
     }
 
     mutating func append(contentsOf scalars: some Collection<Unicode.Scalar>) {
-        if !isWide, scalars.allSatisfy({ $0.isASCII }) {
-            bytes.append(contentsOf: scalars.lazy.map { UInt8(truncatingIfNeeded: $0.value) })
-            return
+        if !isWide {
+            // Typing appends one scalar at a time: checked and appended without a sequence
+            // wrapped around it.
+            if scalars.count == 1, let scalar = scalars.first, scalar.isASCII {
+                bytes.append(UInt8(truncatingIfNeeded: scalar.value))
+                return
+            }
+            if scalars.allSatisfy({ $0.isASCII }) {
+                for scalar in scalars { bytes.append(UInt8(truncatingIfNeeded: scalar.value)) }
+                return
+            }
         }
         widen()
         wide.append(contentsOf: scalars)
