@@ -65,7 +65,7 @@ extension Container {
     ) throws(LogDecodingError) -> TransactionLog {
         let data: Data
         do {
-            data = try readFile(standardPath: logPath(id, device: device, sequence: sequence), limit: TransactionLog.maximumFileSize)
+            data = try readFile(path: logPath(id, device: device, sequence: sequence), limit: TransactionLog.maximumFileSize)
         } catch {
             throw LogDecodingError(reason: error.detail ?? error.description)
         }

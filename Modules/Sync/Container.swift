@@ -209,9 +209,11 @@ public struct Container: Sendable {
         return try AtomicFile.read(url, limit: limit, followSymlinks: false)
     }
 
-    /// ``readFile(_:limit:)`` of a path the container built (no "." or ".." components).
-    func readFile(standardPath path: String, limit: Int) throws(FileIOError) -> Data {
-        if let problem = symlinkProblem(standardPath: path) {
+    /// ``readFile(_:limit:)`` of a path the container built from its root's path (no URL built
+    /// when the root's path is already standard, the usual case).
+    func readFile(path: String, limit: Int) throws(FileIOError) -> Data {
+        let standard = rootPath == standardRootPath ? path : Self.standardPath(of: URL(fileURLWithPath: path, isDirectory: false))
+        if let problem = symlinkProblem(standardPath: standard) {
             throw FileIOError(path: path, operation: "read", errno: ELOOP, detail: problem)
         }
         return Data(try AtomicFile.readBytes(path: path, limit: limit, followSymlinks: false))

@@ -232,10 +232,11 @@ import TestSupport
         #expect(try text(rootB) == long)
         let executable = try #require(ProductRunner.path(of: "multidoc"))
         var acknowledged: [String] = [], made: [String] = []
-        // Killed a little later each time, until three runs finish.
+        // Killed a little later each time (20 ms more, then a quarter more past 400 ms, so a slow
+        // machine's runs are reached too), until three runs finish.
         var delay = 0
-        while acknowledged.count < 3, made.count < 40 {
-            delay += 20
+        while acknowledged.count < 3, made.count < 60 {
+            delay = delay < 400 ? delay + 20 : delay * 5 / 4
             let marker = "<\(made.count)>"
             made.append(marker)
             let process = Process()

@@ -122,6 +122,22 @@ import TestSupport
         }
     }
 
+    /// A container named by a path with a `..` in it (as a caller may give it) reads its logs
+    /// and checks clean: the path a log is read by and the path checked for links agree.
+    @Test func aRootNamedWithDotDotReadsItsLogs() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A")
+        try a.create(doc, name: "Doc", text: "one", now: harness.clock.now())
+        let beside = harness.container.deletingLastPathComponent().appendingPathComponent("beside", isDirectory: true)
+        try FileManager.default.createDirectory(at: beside, withIntermediateDirectories: true)
+        let roundabout = URL(fileURLWithPath: beside.path + "/../" + harness.container.lastPathComponent, isDirectory: true)
+        let container = Container(root: roundabout)
+        #expect(container.rootPath != container.standardRootPath, "\(container.rootPath) \(container.standardRootPath)")
+        #expect(try container.readLog(doc, device: a.identity.id, sequence: 1).sequence == 1)
+        #expect(container.verify().problems.isEmpty, "\(container.verify().problems)")
+    }
+
     /// A log lost between two that are there: `verify` names the gap while a joining device
     /// would wait on it, and stops naming it once a baseline covers it (`container repair`),
     /// because a device joining then reads the baseline and goes on: verify says what imports do.

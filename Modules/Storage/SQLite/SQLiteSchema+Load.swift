@@ -36,14 +36,26 @@ extension SQLiteSchema {
             let sequence = UInt64(max(0, try integer(row, "sequence", table: "outbox")))
             contents.sync.outbox[sequence] = try blob(row, "payload", table: "outbox")
         }
-        // Each state read from the statement's row into the bytes the decoder takes: one copy of
-        // a long text's state, not three (a row fetched whole, its value, the array).
-        let states = try Row.fetchCursor(db, sql: "SELECT object_id, name, state FROM texts")
+        // Each state read into the bytes the decoder takes: a long one by SQLite's incremental
+        // blob reader, straight from its pages (one copy, where reading the column makes SQLite
+        // gather its overflow pages into a buffer of its own first); a short one, or one that is
+        // not a blob, from the statement's row (`length` and `typeof` read no overflow page).
+        let states = try Row.fetchCursor(
+            db, sql: "SELECT rowid, object_id, name, typeof(state) = 'blob' AND length(state) >= ? AS long FROM texts",
+            arguments: [Self.longStateBytes])
         while let row = try states.next() {
             let id = ObjectID(try text(row, "object_id", table: "texts"))
             let name = try text(row, "name", table: "texts")
-            guard let state = try row.withUnsafeData(named: "state", { $0.map { [UInt8]($0) } }) else {
-                throw illTyped(row["state"], table: "texts", column: "state", expected: "a blob")
+            let rowid = try integer(row, "rowid", table: "texts")
+            let state: [UInt8]
+            if try integer(row, "long", table: "texts") == 1 {
+                state = try longState(rowid: rowid, in: db)
+            } else {
+                let value = try DatabaseValue.fetchOne(db, sql: "SELECT state FROM texts WHERE rowid = ?", arguments: [rowid]) ?? .null
+                guard case .blob(let data) = value.storage else {
+                    throw illTyped(value, table: "texts", column: "state", expected: "a blob")
+                }
+                state = [UInt8](data)
             }
             do {
                 contents.sync.texts[id, default: [:]][name] = try TextSequence(decoding: state)
@@ -121,6 +133,31 @@ extension SQLiteSchema {
         for _ in 0..<count { operations.append(try TextOperation.read(from: &reader)) }
         try reader.finish()
         return operations
+    }
+
+    /// From this many bytes on, a text's state is read by ``longState(rowid:in:)``.
+    static let longStateBytes = 64 * 1024
+
+    /// The state in row `rowid` of `texts`, read by SQLite's incremental blob reader into an
+    /// array of its size.
+    static func longState(rowid: Int64, in db: Database) throws -> [UInt8] {
+        var handle: OpaquePointer?
+        let opened = sqlite3_blob_open(db.sqliteConnection, "main", "texts", "state", rowid, 0, &handle)
+        defer { sqlite3_blob_close(handle) }
+        guard opened == SQLITE_OK, let handle else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: opened), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        let count = Int(sqlite3_blob_bytes(handle))
+        var read = SQLITE_OK
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            guard let base = buffer.baseAddress, count > 0 else { return }
+            read = sqlite3_blob_read(handle, base, Int32(count), 0)
+            initialized = read == SQLITE_OK ? count : 0
+        }
+        guard read == SQLITE_OK else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: read), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        return bytes
     }
 
     /// Appends one row of `operations` after the text's last one.
