@@ -85,7 +85,9 @@ struct TUITests {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(ContinuousClock.now - since >= .seconds(2), "the TUI's pass count never settled (last \(last))")
-        #expect(last >= 1 && last <= 6, "\(last) passes for one peer document")
+        // Three on an idle machine; on a loaded one (a CI run with every suite beside it) the
+        // peer's files land in more passes (7 once). A pass that starts another never settles.
+        #expect(last >= 1 && last <= 8, "\(last) passes for one peer document")
         try tmux.send("q")
         #expect(try await tmux.waitForExit() == 0)
     }
