@@ -163,12 +163,9 @@ import TestSupport
     @Test func aHugeTextThenASmallOneBothReachThePeer() throws {
         defer { folder.remove() }
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
-        let big = folder.appending("big.txt")
-        try Data(String(repeating: "x", count: 17_000_000).utf8).write(to: big)
         // Seconds each in a debug build, minutes when the whole suite loads the machine.
         let slow: TimeInterval = 300
-        let huge = try ProductRunner.run(
-            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "cp '\(big.path)'"], timeout: slow)
+        let huge = try paste(String(repeating: "x", count: 17_000_000), into: "Notes", root: rootA, timeout: slow)
         #expect(huge.status == 0, "\(huge.stderr)")
         #expect(try text(rootB, timeout: slow).count == 17_000_000)
         let small = try multidoc(["edit", "Notes", "--text", "small again"], root: rootA, timeout: slow)
@@ -190,10 +187,7 @@ import TestSupport
         defer { folder.remove() }
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
         let long = String(repeating: "A line of a long text, é and 🙂 included.\n", count: 2_000)
-        let file = folder.appending("long.txt")
-        try Data(long.utf8).write(to: file)
-        let pasted = try ProductRunner.run(
-            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "cp '\(file.path)'"], timeout: 120)
+        let pasted = try paste(long, into: "Notes", root: rootA)
         #expect(pasted.status == 0, "\(pasted.stderr)")
         #expect(long.utf8.count > 64 * 1024)
         var expected = long
@@ -224,13 +218,9 @@ import TestSupport
         defer { folder.remove() }
         #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
         let long = String(repeating: "A line of a long ASCII text, for the byte-a-scalar store.\n", count: 1_500)
-        let file = folder.appending("long.txt")
-        try Data(long.utf8).write(to: file)
-        let pasted = try ProductRunner.run(
-            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "cp '\(file.path)'"], timeout: 120)
+        let pasted = try paste(long, into: "Notes", root: rootA)
         #expect(pasted.status == 0, "\(pasted.stderr)")
         #expect(try text(rootB) == long)
-        let executable = try #require(ProductRunner.path(of: "multidoc"))
         var acknowledged: [String] = [], made: [String] = []
         // Killed a little later each time (20 ms more, then a quarter more past 400 ms, so a slow
         // machine's runs are reached too), until three runs finish.
@@ -239,17 +229,7 @@ import TestSupport
             delay = delay < 400 ? delay + 20 : delay * 5 / 4
             let marker = "<\(made.count)>"
             made.append(marker)
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["edit", "Notes", "--append", marker, "--root", rootA, "--container", container]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let deadline = ContinuousClock.now + .milliseconds(delay)
-            while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            if process.terminationReason == .exit, process.terminationStatus == 0 { acknowledged.append(marker) }
+            if try await multidocKilled(after: delay, ["edit", "Notes", "--append", marker], root: rootA) { acknowledged.append(marker) }
             // The store the kill left opens, and holds the text and whole appends only.
             let now = try text(rootA)
             #expect(now.hasPrefix(long))

@@ -140,25 +140,15 @@ import TestSupport
     @Test func aRestoreKilledPartWayAndRunAgainMakesOneDocument() async throws {
         defer { folder.remove() }
         try deleteOnA("precious")
-        guard let executable = ProductRunner.path(of: "multidoc") else { throw CocoaError(.fileNoSuchFile) }
         // Killed at growing moments until one run completes.
         var delay = 5
         var finished = false
         while !finished, delay < 5_000 {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["restore", "Notes", "--root", rootA, "--container", container]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let deadline = ContinuousClock.now + .milliseconds(delay)
-            while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            let acknowledged = try await multidocKilled(after: delay, ["restore", "Notes"], root: rootA)
             // Done once it exits 0, or once a killed run got as far as taking the entry out of
             // the trash (the document is then made, and the next pass publishes it).
             let trash = try multidoc(["trash", "--json"], root: rootA).stdout
-            finished = process.terminationReason == .exit && process.terminationStatus == 0 || !trash.contains("Notes")
+            finished = acknowledged || !trash.contains("Notes")
             delay += 15
         }
         #expect(finished)
