@@ -185,6 +185,54 @@ import Text
         #expect(error?.description.contains("text_operations of t1.text") == true, "\(error?.description ?? "")")
     }
 
+    /// A long text's state (read by SQLite's blob reader) and a short one (read from the row)
+    /// both open as they were written, and each damaged is reported naming it, not a crash:
+    /// garbage of a long state's length, a short state stored as text.
+    @Test func longAndShortStatesOpenAndTheirDamageIsNamed() throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try Backend.sqliteRollback.open(folder)
+        let long = String(repeating: "a long line of text, again and again.\n", count: 2_000)
+        let short = ObjectID("t2")
+        try store.write { contents in
+            var sequence = TextSequence()
+            _ = try sequence.insert(long, at: 0, by: agent)
+            contents.sync.texts[object] = ["text": sequence]
+            contents.graph.objects[object] = ObjectRecord(entity: Entity.textEntry, attributes: ["text": .string(long)])
+            var small = TextSequence()
+            _ = try small.insert("short", at: 0, by: agent)
+            contents.sync.texts[short] = ["text": small]
+            contents.graph.objects[short] = ObjectRecord(entity: Entity.textEntry, attributes: ["text": .string("short")])
+        }
+        store.close()
+        let path = folder.appending("store.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT length(state) FROM texts WHERE object_id = 't1'") } ?? 0 >= 64 * 1024)
+        try queue.close()
+        let reopened = try Backend.sqliteRollback.open(folder, create: false)
+        let contents = try reopened.read()
+        #expect(contents.sync.texts[object]?["text"]?.text == long)
+        #expect(contents.sync.texts[short]?["text"]?.text == "short")
+        reopened.close()
+
+        for (damage, names) in [
+            ("UPDATE texts SET state = zeroblob(length(state)) WHERE object_id = 't1'", "texts.state of t1.text"),
+            ("UPDATE texts SET state = 'short' WHERE object_id = 't2'", "a blob"),
+        ] {
+            let copy = try TemporaryDirectory("store")
+            defer { copy.remove() }
+            try FileManager.default.copyItem(atPath: path, toPath: copy.appending("store.sqlite").path)
+            let queue = try DatabaseQueue(path: copy.appending("store.sqlite").path)
+            try queue.write { db in try db.execute(sql: damage) }
+            try queue.close()
+            let damaged = try Backend.sqliteRollback.open(copy, create: false)
+            defer { damaged.close() }
+            let error = #expect(throws: StoreError.self) { try damaged.read() }
+            #expect(error?.kind == .corrupt, "\(damage): \(error?.description ?? "")")
+            #expect(error?.description.contains(names) == true, "\(damage): \(error?.description ?? "")")
+        }
+    }
+
     /// A text long enough that a write's baseline leaves its string out (so an append changes
     /// it in place): the record's other attributes, a text that stops being a sequence and a
     /// removed object are all written, and what a reopen reads is what the writes left.

@@ -38,20 +38,24 @@ extension SQLiteSchema {
         }
         // Each state read into the bytes the decoder takes: a long one by SQLite's incremental
         // blob reader, straight from its pages (one copy, where reading the column makes SQLite
-        // gather its overflow pages into a buffer of its own first); a short one, or one that is
-        // not a blob, from the statement's row (`length` and `typeof` read no overflow page).
+        // gather its overflow pages into a buffer of its own first), so the row leaves it out; a
+        // short one, or one that is not a blob, from the row (`length` and `typeof` read no
+        // overflow page).
         let states = try Row.fetchCursor(
-            db, sql: "SELECT rowid, object_id, name, typeof(state) = 'blob' AND length(state) >= ? AS long FROM texts",
+            db, sql: """
+                SELECT rowid, object_id, name, typeof(state) = 'blob' AND length(state) >= ?1 AS long,
+                       CASE WHEN typeof(state) = 'blob' AND length(state) >= ?1 THEN NULL ELSE state END AS state
+                FROM texts
+                """,
             arguments: [Self.longStateBytes])
         while let row = try states.next() {
             let id = ObjectID(try text(row, "object_id", table: "texts"))
             let name = try text(row, "name", table: "texts")
-            let rowid = try integer(row, "rowid", table: "texts")
             let state: [UInt8]
             if try integer(row, "long", table: "texts") == 1 {
-                state = try longState(rowid: rowid, in: db)
+                state = try longState(rowid: try integer(row, "rowid", table: "texts"), in: db)
             } else {
-                let value = try DatabaseValue.fetchOne(db, sql: "SELECT state FROM texts WHERE rowid = ?", arguments: [rowid]) ?? .null
+                let value: DatabaseValue = row["state"]
                 guard case .blob(let data) = value.storage else {
                     throw illTyped(value, table: "texts", column: "state", expected: "a blob")
                 }
