@@ -203,17 +203,12 @@ public struct Container: Sendable {
 
     /// Reads a file of the container: no symbolic links on the way, at most `limit` bytes.
     func readFile(_ url: URL, limit: Int) throws(FileIOError) -> Data {
-        if let problem = symlinkProblem(url) {
-            throw FileIOError(path: url.path, operation: "read", errno: ELOOP, detail: problem)
-        }
-        return try AtomicFile.read(url, limit: limit, followSymlinks: false)
+        try readFile(path: url.path, limit: limit)
     }
 
-    /// ``readFile(_:limit:)`` of a path the container built from its root's path (no URL built
-    /// when the root's path is already standard, the usual case).
+    /// ``readFile(_:limit:)`` of a path (every log an import reads: no URL built for it).
     func readFile(path: String, limit: Int) throws(FileIOError) -> Data {
-        let standard = rootPath == standardRootPath ? path : Self.standardPath(of: URL(fileURLWithPath: path, isDirectory: false))
-        if let problem = symlinkProblem(standardPath: standard) {
+        if let problem = symlinkProblem(standardPath: Self.standardPath(ofPath: path)) {
             throw FileIOError(path: path, operation: "read", errno: ELOOP, detail: problem)
         }
         return Data(try AtomicFile.readBytes(path: path, limit: limit, followSymlinks: false))
@@ -222,9 +217,13 @@ public struct Container: Sendable {
     /// `url`'s path with "." and ".." resolved (`standardizedFileURL`), with no URL built when
     /// it has neither (nor a doubled slash): the usual path, which the container made.
     static func standardPath(of url: URL) -> String {
-        let path = url.path
+        standardPath(ofPath: url.path)
+    }
+
+    /// ``standardPath(of:)`` of a path.
+    static func standardPath(ofPath path: String) -> String {
         if !path.contains("/.") && !path.contains("//") { return path }
-        return url.standardizedFileURL.path
+        return URL(fileURLWithPath: path, isDirectory: false).standardizedFileURL.path
     }
 
     /// Whether `url` is a folder itself (not a link to one).
