@@ -147,7 +147,7 @@ package struct ByteReader {
             let start = offset
             let ascii = bytes.withUnsafeBufferPointer { buffer -> [Unicode.Scalar]? in
                 let run = UnsafeBufferPointer(rebasing: buffer[start..<(start + byteCount)])
-                guard run.allSatisfy({ $0 < 0x80 }) else { return nil }
+                guard run.isASCII else { return nil }
                 return run.map { Unicode.Scalar($0) }
             }
             if let ascii {
@@ -178,7 +178,7 @@ package struct ByteReader {
         // ASCII (names, ids, most values) decodes as it is; `String(validating:)` looked up
         // generic metadata on every call, a quarter of reading a large baseline.
         let string = utf8.withUnsafeBufferPointer { buffer -> String? in
-            buffer.allSatisfy { $0 < 0x80 } ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
+            buffer.isASCII ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
         }
         guard let string else { throw .invalidText(offset: start) }
         return string
@@ -186,5 +186,23 @@ package struct ByteReader {
 
     package func finish() throws(TextDecodingError) {
         guard offset == bytes.count else { throw .trailingBytes(offset: offset) }
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether every byte is ASCII, eight at a time: the usual text, whose UTF-8 is its scalars.
+    package var isASCII: Bool {
+        guard let base = baseAddress else { return true }
+        var any: UInt64 = 0
+        var index = 0
+        while count - index >= 8 {
+            any |= UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            any |= UInt64(base[index])
+            index += 1
+        }
+        return any & 0x8080_8080_8080_8080 == 0
     }
 }

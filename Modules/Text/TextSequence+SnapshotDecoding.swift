@@ -94,7 +94,7 @@ extension TextSequence {
         let decoded = UnsafeBufferPointer(rebasing: items[0..<itemCount])
         let runs = UnsafeBufferPointer(rebasing: spans[0..<itemCount])
         let content: SlotScalars
-        if byteCount == visible, Self.isASCII(reader.bytes, text), let bytes = Self.bytes(of: runs, text: reader.bytes, range: text, total: total) {
+        if byteCount == visible, reader.bytes.withUnsafeBufferPointer({ UnsafeBufferPointer(rebasing: $0[text]).isASCII }), let bytes = Self.bytes(of: runs, text: reader.bytes, range: text, total: total) {
             content = SlotScalars(narrow: bytes)
         } else {
             content = SlotScalars(wide: try Self.scalars(of: runs, text: reader.bytes, range: text, total: total))
@@ -157,24 +157,6 @@ extension TextSequence {
             pending.append(operation)
         }
         try reader.finish()
-    }
-
-    /// Whether `range` of `bytes` is all ASCII, eight bytes at a time.
-    private static func isASCII(_ bytes: [UInt8], _ range: Range<Int>) -> Bool {
-        bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress, range.lowerBound >= 0, range.upperBound <= buffer.count else { return false }
-            var any: UInt64 = 0
-            var index = range.lowerBound
-            while range.upperBound - index >= 8 {
-                any |= UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                index += 8
-            }
-            while index < range.upperBound {
-                any |= UInt64(base[index])
-                index += 1
-            }
-            return any & 0x8080_8080_8080_8080 == 0
-        }
     }
 
     /// Every slot's byte for a narrow store, when `range` of `bytes` (the visible text) is
