@@ -23,11 +23,14 @@ public struct DeviceRoot: Sendable {
     public let url: URL
     /// `Documents/`'s path, made once: a record's path is asked for on every save and import.
     let documentsPath: String
+    /// ``deviceFileURL``'s path, made once: every save looks at the device file's stamp.
+    let deviceFilePath: String
 
     /// Resolves symlinks so one folder is never seen under two spellings (seed: NSURL+NPAssisting).
     public init(url: URL) {
         self.url = url.standardizedFileURL.resolvingSymlinksInPath()
         documentsPath = self.url.appendingPathComponent("Documents", isDirectory: false).path
+        deviceFilePath = self.url.appendingPathComponent("device.json", isDirectory: false).path
     }
 
     public var documentsDirectory: URL { url.appendingPathComponent("Documents", isDirectory: false) }

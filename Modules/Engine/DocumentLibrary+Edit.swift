@@ -282,10 +282,9 @@ extension DocumentLibrary {
     /// file changed or was written in the last two seconds (a stamp that young may not show a
     /// rewrite), and decoded again only when its bytes changed.
     func savedLogFormat() -> LogFormat {
-        let url = root.deviceFileURL
-        let file = FileIdentity(path: url.path)
+        let file = FileIdentity(path: root.deviceFilePath)
         if let file, let saved = deviceFileFormat, saved.file == file, !file.isRecent { return saved.format }
-        let bytes = try? AtomicFile.read(url)
+        let bytes = try? AtomicFile.read(root.deviceFileURL)
         if let bytes, let saved = deviceFileFormat, saved.bytes == bytes {
             deviceFileFormat = file.map { ($0, bytes, saved.format) }
             return saved.format

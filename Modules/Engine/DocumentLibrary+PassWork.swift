@@ -174,8 +174,10 @@ extension DocumentLibrary {
     func importArrived(
         _ id: DocumentID, logs: [DeviceID: Set<UInt64>], replicator: Replicator, report: inout SyncReport
     ) async -> Bool {
-        guard fullPassDone, !importsLeftWaiting.contains(id), containerRefusal == nil, let record = localRecord(id), record.location == .cloud,
-              !awaitsFirstImport(record) else { return false }
+        guard fullPassDone, !importsLeftWaiting.contains(id), containerRefusal == nil, let record = localRecord(id), record.location == .cloud
+        else { return false }
+        // A document open here has its store (asked first: the store's path is a URL made).
+        if await !handler.isOpen(id), awaitsFirstImport(record) { return false }
         guard let document = try? await handler.open(record, create: false, forPass: true) else {
             await closeIfThePassOpened(id)
             return false

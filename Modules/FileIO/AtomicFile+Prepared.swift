@@ -12,16 +12,24 @@ extension AtomicFile {
     /// ``discard(_:)`` drops it; one of the two must follow.
     public struct PreparedFile: Sendable {
         /// Where the file goes.
-        public let url: URL
+        public let path: String
         /// The synced file under its temporary name.
-        let temporary: URL
+        let temporary: String
+
+        /// ``path`` as a URL.
+        public var url: URL { URL(fileURLWithPath: path, isDirectory: false) }
     }
 
     /// Writes `data` beside `url` under a temporary name of its own and syncs it (into the spare
     /// made ahead for `url`, with `usingSpare`, when one is there). Nothing is at `url` yet.
     /// - Throws: ``FileIOError`` naming the failing step; nothing is left behind.
     public static func prepare(_ data: Data, for url: URL, usingSpare: Bool = false) throws(FileIOError) -> PreparedFile {
-        PreparedFile(url: url, temporary: try writeTemporary(data, for: url, mode: 0o600, durability: .durable, usingSpare: usingSpare))
+        try prepare(data, forPath: url.path, usingSpare: usingSpare)
+    }
+
+    /// ``prepare(_:for:usingSpare:)`` of a path (a save's log: no URL on its way).
+    public static func prepare(_ data: Data, forPath path: String, usingSpare: Bool = false) throws(FileIOError) -> PreparedFile {
+        PreparedFile(path: path, temporary: try writeTemporary(data, forPath: path, mode: 0o600, durability: .durable, usingSpare: usingSpare))
     }
 
     /// Puts a prepared file at its place if nothing is there (`RENAME_NOREPLACE`), then syncs
@@ -29,11 +37,11 @@ extension AtomicFile {
     /// file is gone after, in place or removed.
     /// - Throws: ``FileIOError`` if the rename or the folder's sync fails.
     public static func placeOnce(_ prepared: PreparedFile) throws(FileIOError) -> Placement {
-        try putInPlace(prepared.temporary, at: prepared.url, durability: .durable, replacing: false)
+        try putInPlace(prepared.temporary, atPath: prepared.path, durability: .durable, replacing: false)
     }
 
     /// Removes a prepared file that is not going to be put in place.
     public static func discard(_ prepared: PreparedFile) {
-        unlink(prepared.temporary.path)
+        unlink(prepared.temporary)
     }
 }

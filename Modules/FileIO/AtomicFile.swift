@@ -77,93 +77,104 @@ public enum AtomicFile {
     static func write(
         _ data: Data, to url: URL, mode: mode_t, durability: Durability, usingSpare: Bool, replacing: Bool
     ) throws(FileIOError) -> Placement {
-        let temporary = try writeTemporary(data, for: url, mode: mode, durability: durability, usingSpare: usingSpare)
-        return try putInPlace(temporary, at: url, durability: durability, replacing: replacing)
+        let path = url.path
+        let temporary = try writeTemporary(data, forPath: path, mode: mode, durability: durability, usingSpare: usingSpare)
+        return try putInPlace(temporary, atPath: path, durability: durability, replacing: replacing)
     }
 
-    /// Writes `data` into a temporary file of its own beside `url` (the spare made ahead, with
-    /// `usingSpare`, when it is there), synced unless `durability` is `none`. Returns its URL.
-    static func writeTemporary(_ data: Data, for url: URL, mode: mode_t, durability: Durability, usingSpare: Bool) throws(FileIOError) -> URL {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(
-            "\(temporaryPrefix)\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max))", isDirectory: false)
+    /// Writes `data` into a temporary file of its own beside `path` (the spare made ahead, with
+    /// `usingSpare`, when it is there), synced unless `durability` is `none`. Returns its path.
+    /// Paths, not URLs: a save's log goes this way, and a URL costs more to build than the
+    /// rest of the write's CPU.
+    static func writeTemporary(_ data: Data, forPath path: String, mode: mode_t, durability: Durability, usingSpare: Bool) throws(FileIOError) -> String {
+        let temporary = "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max))".withTemporaryPrefix
         var fd: Int32 = -1
-        if usingSpare, rename(spareTemporary(for: url).path, temporary.path) == 0 {
-            fd = open(temporary.path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
-            if fd < 0 { unlink(temporary.path) }
+        if usingSpare, rename(spareTemporaryPath(forPath: path), temporary) == 0 {
+            fd = open(temporary, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
+            if fd < 0 { unlink(temporary) }
         }
-        if fd < 0 { fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
-        guard fd >= 0 else { throw FileIOError(path: temporary.path, operation: "create", errno: errno) }
+        if fd < 0 { fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
+        guard fd >= 0 else { throw FileIOError(path: temporary, operation: "create", errno: errno) }
         var closed = false
         defer {
             if !closed { _ = close(fd) }
         }
         let code = data.withUnsafeBytes { writeAll($0, to: fd) }
         if code != 0 {
-            unlink(temporary.path)
-            throw FileIOError(path: url.path, operation: "write", errno: code)
+            unlink(temporary)
+            throw FileIOError(path: path, operation: "write", errno: code)
         }
         if durability != .none, fsync(fd) != 0 {
             let code = errno
-            unlink(temporary.path)
-            throw FileIOError(path: url.path, operation: "fsync", errno: code)
+            unlink(temporary)
+            throw FileIOError(path: path, operation: "fsync", errno: code)
         }
         closed = true
         if close(fd) != 0 {
             let code = errno
-            unlink(temporary.path)
-            throw FileIOError(path: url.path, operation: "close", errno: code)
+            unlink(temporary)
+            throw FileIOError(path: path, operation: "close", errno: code)
         }
         return temporary
     }
 
-    /// Renames `temporary` to `url` (without `replacing`, only where nothing is: ``Placement``)
+    /// Renames `temporary` to `path` (without `replacing`, only where nothing is: ``Placement``)
     /// and, when `durability` is `durable`, syncs the folder. The temporary file is gone after.
-    static func putInPlace(_ temporary: URL, at url: URL, durability: Durability, replacing: Bool) throws(FileIOError) -> Placement {
-        let directory = url.deletingLastPathComponent()
+    static func putInPlace(_ temporary: String, atPath path: String, durability: Durability, replacing: Bool) throws(FileIOError) -> Placement {
         var placement = Placement.exclusive
         if !replacing {
-            let placed = multidoc_rename_noreplace(temporary.path, url.path)
+            let placed = multidoc_rename_noreplace(temporary, path)
             let refused = placed == -2 ? ENOSYS : errno
             var info = stat()
             switch placed == 0 ? 0 : refused {
             case 0:
-                if durability == .durable { try syncDirectory(directory) }
+                if durability == .durable { try syncDirectory(path: path.parentPath) }
                 return .exclusive
             case EEXIST:
-                unlink(temporary.path)
+                unlink(temporary)
                 return .existed
             case EINVAL, ENOSYS:
                 // The file system cannot refuse to replace: checked just before the rename.
-                if lstat(url.path, &info) == 0 {
-                    unlink(temporary.path)
+                if lstat(path, &info) == 0 {
+                    unlink(temporary)
                     return .existed
                 }
                 placement = .checked
             default:
-                unlink(temporary.path)
-                throw FileIOError(path: url.path, operation: "rename", errno: refused)
+                unlink(temporary)
+                throw FileIOError(path: path, operation: "rename", errno: refused)
             }
         }
-        if rename(temporary.path, url.path) != 0 {
+        if rename(temporary, path) != 0 {
             let code = errno
-            unlink(temporary.path)
-            throw FileIOError(path: url.path, operation: "rename", errno: code)
+            unlink(temporary)
+            throw FileIOError(path: path, operation: "rename", errno: code)
         }
-        if durability == .durable { try syncDirectory(directory) }
+        if durability == .durable { try syncDirectory(path: path.parentPath) }
         return placement
     }
 
     /// The empty file made ahead beside `url` that a write `usingSpare` fills.
     public static func spareTemporary(for url: URL) -> URL {
-        url.deletingLastPathComponent().appendingPathComponent("\(temporaryPrefix)\(url.lastPathComponent).spare", isDirectory: false)
+        URL(fileURLWithPath: spareTemporaryPath(forPath: url.path), isDirectory: false)
+    }
+
+    /// ``spareTemporary(for:)`` of a path.
+    public static func spareTemporaryPath(forPath path: String) -> String {
+        "\(path).spare".withTemporaryPrefix
     }
 
     /// Makes ``spareTemporary(for:)`` (empty, mode 0600) if it is not there; with `synced`, syncs
     /// it too (see below).
     public static func makeSpareTemporary(for url: URL, synced: Bool = true) throws(FileIOError) {
-        let spare = spareTemporary(for: url)
-        let fd = open(spare.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileIOError(path: spare.path, operation: "create", errno: errno) }
+        try makeSpareTemporary(forPath: url.path, synced: synced)
+    }
+
+    /// ``makeSpareTemporary(for:synced:)`` of a path.
+    public static func makeSpareTemporary(forPath path: String, synced: Bool = true) throws(FileIOError) {
+        let spare = spareTemporaryPath(forPath: path)
+        let fd = open(spare, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileIOError(path: spare, operation: "create", errno: errno) }
         // Synced now, while nobody waits: the first sync of a new file also writes its folders
         // on ext4 without a journal (`ext4_sync_parent`), which the write that fills it would pay
         // (in a folder just made, every folder up to the one synced last).
@@ -223,11 +234,16 @@ public enum AtomicFile {
 
     /// fsyncs a directory so a rename or unlink in it survives a crash.
     public static func syncDirectory(_ url: URL) throws(FileIOError) {
-        let fd = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileIOError(path: url.path, operation: "open directory", errno: errno) }
+        try syncDirectory(path: url.path)
+    }
+
+    /// ``syncDirectory(_:)`` of a path.
+    public static func syncDirectory(path: String) throws(FileIOError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileIOError(path: path, operation: "open directory", errno: errno) }
         defer { _ = close(fd) }
         if fsync(fd) != 0, errno != EINVAL {
-            throw FileIOError(path: url.path, operation: "fsync directory", errno: errno)
+            throw FileIOError(path: path, operation: "fsync directory", errno: errno)
         }
     }
 
@@ -390,5 +406,21 @@ public enum AtomicFile {
             throw FileIOError(path: path, operation: "read", errno: EFBIG, detail: "it grew past the \(limit)-byte limit while being read")
         }
         return bytes
+    }
+}
+
+extension String {
+    /// This path with ``AtomicFile/temporaryPrefix`` put before its last component: the
+    /// temporary name beside it.
+    var withTemporaryPrefix: String {
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return AtomicFile.temporaryPrefix + self }
+        let name = index(after: slash)
+        return self[..<name] + AtomicFile.temporaryPrefix + self[name...]
+    }
+
+    /// The folder this path is in, as `URL.deletingLastPathComponent` gives it for a file's path.
+    var parentPath: String {
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return slash == startIndex ? "/" : String(self[..<slash])
     }
 }

@@ -83,11 +83,11 @@ extension Container {
     /// puts it there): the slow half of ``placeLog(_:document:device:sequence:)``, which a
     /// save runs while its store commits (``LogWriteAhead``).
     func prepareLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> AtomicFile.PreparedFile {
-        let url = try logSlot(document, device: device, sequence: sequence)
+        let path = try logSlotPath(document, device: device, sequence: sequence)
         do {
-            return try AtomicFile.prepare(data, for: url, usingSpare: true)
+            return try AtomicFile.prepare(data, forPath: path, usingSpare: true)
         } catch {
-            throw SyncError(.writeFailed, path: url.path, detail: error.description)
+            throw SyncError(.writeFailed, path: path, detail: error.description)
         }
     }
 
@@ -95,35 +95,43 @@ extension Container {
     /// nothing is, as ``placeLog(_:document:device:sequence:)`` does.
     func placePrepared(_ prepared: AtomicFile.PreparedFile) throws(SyncError) -> (url: URL, placement: AtomicFile.Placement) {
         // Checked again: the folders may have changed while the store committed.
-        if let problem = symlinkProblem(prepared.url) {
+        if let problem = symlinkProblem(standardPath: Self.standardPath(ofPath: prepared.path)) {
             AtomicFile.discard(prepared)
-            throw SyncError(.writeFailed, path: prepared.url.path, detail: problem)
+            throw SyncError(.writeFailed, path: prepared.path, detail: problem)
         }
         let placement: AtomicFile.Placement
         do {
             placement = try AtomicFile.placeOnce(prepared)
         } catch {
-            throw SyncError(.writeFailed, path: prepared.url.path, detail: error.description)
+            throw SyncError(.writeFailed, path: prepared.path, detail: error.description)
         }
-        didChangeFile(prepared.url)
-        return (prepared.url, placement)
+        let url = prepared.url
+        didChangeFile(url)
+        return (url, placement)
     }
 
     /// The URL of a log's slot, its folder made: never through a link.
     private func logSlot(_ document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> URL {
-        let url = logURL(document, device: device, sequence: sequence)
-        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        URL(fileURLWithPath: try logSlotPath(document, device: device, sequence: sequence), isDirectory: false)
+    }
+
+    /// ``logSlot(_:device:sequence:)``'s path, made without a URL (a save's log written ahead
+    /// goes this way: a URL built costs more than the checks).
+    private func logSlotPath(_ document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> String {
+        let path = logPath(document, device: device, sequence: sequence)
+        if let problem = symlinkProblem(standardPath: Self.standardPath(ofPath: path)) { throw SyncError(.writeFailed, path: path, detail: problem) }
         // The device's log folder is there after its first log: one `lstat` (no link on the way,
         // as just checked), not a `mkdir` refused.
-        let folder = url.deletingLastPathComponent()
-        if !Self.isFolder(folder) {
+        let folder = rootPath + "/documents/" + document.description + "/logs/" + device.description
+        var info = stat()
+        if !(lstat(folder, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR) {
             do {
-                try AtomicFile.makeDirectory(folder, below: root)
+                try AtomicFile.makeDirectory(URL(fileURLWithPath: folder, isDirectory: true), below: root)
             } catch {
-                throw SyncError(.writeFailed, path: url.path, detail: error.description)
+                throw SyncError(.writeFailed, path: path, detail: error.description)
             }
         }
-        return url
+        return path
     }
 
     /// Reads a JSON record written by ``writeJSON(_:to:pretty:limit:)``: no links followed, at most

@@ -222,7 +222,18 @@ public struct Container: Sendable {
 
     /// ``standardPath(of:)`` of a path.
     static func standardPath(ofPath path: String) -> String {
-        if !path.contains("/.") && !path.contains("//") { return path }
+        // Bytes compared, not Foundation's `contains` (a string search through CFString, which
+        // every log read and written paid).
+        var previous: UInt8 = 0
+        var plain = true
+        for byte in path.utf8 {
+            if previous == UInt8(ascii: "/"), byte == UInt8(ascii: ".") || byte == UInt8(ascii: "/") {
+                plain = false
+                break
+            }
+            previous = byte
+        }
+        if plain { return path }
         return URL(fileURLWithPath: path, isDirectory: false).standardizedFileURL.path
     }
 

@@ -43,7 +43,7 @@ public final class LogWriteAhead: Sendable {
             }
             if preparingNext, case .success = written, sequence < UInt64.max {
                 // Not synced: its folder is an old one, synced by every log's write anyway.
-                try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device, sequence: sequence + 1), synced: false)
+                try? AtomicFile.makeSpareTemporary(forPath: container.logPath(document, device: device, sequence: sequence + 1), synced: false)
             }
             state.withLock { $0 = .written(written) }
             finished.signal()

@@ -110,7 +110,7 @@ extension Replicator {
         if preparesNextLog, let last = sent.max(), last < UInt64.max, writeAhead?.sequence != last {
             // Not synced: its folder is an old one, synced by every log's write anyway, and a sync
             // per save would cost a burst of saves more than the file saves the next one.
-            try? AtomicFile.makeSpareTemporary(for: container.logURL(document, device: device.id, sequence: last + 1), synced: false)
+            try? AtomicFile.makeSpareTemporary(forPath: container.logPath(document, device: device.id, sequence: last + 1), synced: false)
         }
         return written
     }

@@ -145,6 +145,34 @@ import TestSupport
         #expect(try leftovers(in: folder).isEmpty)
     }
 
+    /// A file prepared by its path fills the spare made ahead beside its place (the same inode),
+    /// under a temporary name of its own in that folder; nothing is at its place until it is
+    /// put there, once. A second one for the same place is dropped, and nothing is left over.
+    @Test func aFilePreparedByItsPathFillsItsSpareAndIsPutInPlaceOnce() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let path = folder.appending("0000000000000001.log").path
+        try AtomicFile.makeSpareTemporary(forPath: path, synced: false)
+        var spare = stat()
+        #expect(lstat(AtomicFile.spareTemporaryPath(forPath: path), &spare) == 0)
+        let prepared = try AtomicFile.prepare(Data("first".utf8), forPath: path, usingSpare: true)
+        let names = try leftovers(in: folder)
+        #expect(names.count == 1 && names[0].hasPrefix(AtomicFile.temporaryPrefix + "0000000000000001.log.") && !names[0].hasSuffix(".spare"))
+        var written = stat()
+        #expect(lstat(folder.appending(names[0]).path, &written) == 0 && written.st_ino == spare.st_ino)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try AtomicFile.placeOnce(prepared) == .exclusive)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("first".utf8))
+        #expect(prepared.url.path == path)
+        let again = try AtomicFile.prepare(Data("second".utf8), forPath: path)
+        #expect(try AtomicFile.placeOnce(again) == .existed)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("first".utf8))
+        #expect(try leftovers(in: folder).isEmpty)
+        // A name with no folder: its temporary file and the folder synced are the working folder's.
+        #expect("log".withTemporaryPrefix == AtomicFile.temporaryPrefix + "log")
+        #expect("log".parentPath == "." && "/log".parentPath == "/" && "/a/b/log".parentPath == "/a/b")
+    }
+
     @Test func readAcceptsAFileUpToTheLimit() throws {
         let folder = try TemporaryDirectory("fileio")
         defer { folder.remove() }
