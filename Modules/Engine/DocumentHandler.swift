@@ -59,6 +59,9 @@ actor DocumentHandler {
 
     func isOpen(_ id: DocumentID) -> Bool { open[id] != nil }
 
+    /// Whether the document is open as `record` says it is (its store there, and open).
+    func isOpen(as record: LocalDocumentRecord) -> Bool { open[record.id]?.record == record }
+
     func open(_ record: LocalDocumentRecord, create: Bool, forPass: Bool = false) async throws -> OpenDocument {
         let document = try await opened(record, create: create, forPass: forPass)
         if forPass { passUsers[record.id, default: 0] += 1 }

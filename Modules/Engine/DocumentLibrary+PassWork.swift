@@ -176,8 +176,9 @@ extension DocumentLibrary {
     ) async -> Bool {
         guard fullPassDone, !importsLeftWaiting.contains(id), containerRefusal == nil, let record = localRecord(id), record.location == .cloud
         else { return false }
-        // A document open here has its store (asked first: the store's path is a URL made).
-        if await !handler.isOpen(id), awaitsFirstImport(record) { return false }
+        // A document open here as its record says has its store (asked first: the store's path
+        // is a URL made).
+        if await !handler.isOpen(as: record), awaitsFirstImport(record) { return false }
         guard let document = try? await handler.open(record, create: false, forPass: true) else {
             await closeIfThePassOpened(id)
             return false

@@ -412,15 +412,17 @@ public enum AtomicFile {
 extension String {
     /// This path with ``AtomicFile/temporaryPrefix`` put before its last component: the
     /// temporary name beside it.
+    /// Bytes, not characters: a name may start with a combining mark, which makes one
+    /// character with the slash before it.
     var withTemporaryPrefix: String {
         guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return AtomicFile.temporaryPrefix + self }
-        let name = index(after: slash)
-        return self[..<name] + AtomicFile.temporaryPrefix + self[name...]
+        let name = utf8.index(after: slash)
+        return String(decoding: Array(utf8[..<name]) + Array(AtomicFile.temporaryPrefix.utf8) + Array(utf8[name...]), as: UTF8.self)
     }
 
     /// The folder this path is in, as `URL.deletingLastPathComponent` gives it for a file's path.
     var parentPath: String {
         guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        return slash == startIndex ? "/" : String(self[..<slash])
+        return slash == startIndex ? "/" : String(decoding: utf8[..<slash], as: UTF8.self)
     }
 }

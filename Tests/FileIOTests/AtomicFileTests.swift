@@ -171,6 +171,13 @@ import TestSupport
         // A name with no folder: its temporary file and the folder synced are the working folder's.
         #expect("log".withTemporaryPrefix == AtomicFile.temporaryPrefix + "log")
         #expect("log".parentPath == "." && "/log".parentPath == "/" && "/a/b/log".parentPath == "/a/b")
+        // A name that starts with a combining mark (one character with the slash before it)
+        // still gets its prefix first, and its file stays a temporary one beside it.
+        let marked = folder.appending("\u{301}name").path
+        #expect(marked.withTemporaryPrefix == folder.url.path + "/" + AtomicFile.temporaryPrefix + "\u{301}name")
+        try AtomicFile.write(Data("marked".utf8), to: URL(fileURLWithPath: marked))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: marked)) == Data("marked".utf8))
+        #expect(try leftovers(in: folder).isEmpty)
     }
 
     @Test func readAcceptsAFileUpToTheLimit() throws {
