@@ -118,13 +118,12 @@ extension Container {
     /// ``logSlot(_:device:sequence:)``'s path, made without a URL (a save's log written ahead
     /// goes this way: a URL built costs more than the checks).
     private func logSlotPath(_ document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> String {
-        let path = logPath(document, device: device, sequence: sequence)
+        let folder = logsPath(document, device: device)
+        let path = folder + "/" + Self.logFileName(sequence)
         if let problem = symlinkProblem(standardPath: Self.standardPath(ofPath: path)) { throw SyncError(.writeFailed, path: path, detail: problem) }
         // The device's log folder is there after its first log: one `lstat` (no link on the way,
         // as just checked), not a `mkdir` refused.
-        let folder = rootPath + "/documents/" + document.description + "/logs/" + device.description
-        var info = stat()
-        if !(lstat(folder, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR) {
+        if !Self.isFolder(path: folder) {
             do {
                 try AtomicFile.makeDirectory(URL(fileURLWithPath: folder, isDirectory: true), below: root)
             } catch {

@@ -103,7 +103,11 @@ public struct Container: Sendable {
     }
     /// ``logURL(_:device:sequence:)``'s path, built without a URL (every import reads logs by it).
     func logPath(_ id: DocumentID, device: DeviceID, sequence: UInt64) -> String {
-        rootPath + "/documents/" + id.description + "/logs/" + device.description + "/" + Self.logFileName(sequence)
+        logsPath(id, device: device) + "/" + Self.logFileName(sequence)
+    }
+    /// ``logsDirectory(_:device:)``'s path, built without a URL (a save's log is written by it).
+    func logsPath(_ id: DocumentID, device: DeviceID) -> String {
+        rootPath + "/documents/" + id.description + "/logs/" + device.description
     }
     public func baselinesDirectory(_ id: DocumentID) -> URL { documentDirectory(id).appendingPathComponent("baselines", isDirectory: false) }
     public func tombstoneURL(_ id: DocumentID, device: DeviceID) -> URL {
@@ -238,8 +242,11 @@ public struct Container: Sendable {
     }
 
     /// Whether `url` is a folder itself (not a link to one).
-    static func isFolder(_ url: URL) -> Bool {
+    static func isFolder(_ url: URL) -> Bool { isFolder(path: url.path) }
+
+    /// ``isFolder(_:)`` of a path.
+    static func isFolder(path: String) -> Bool {
         var info = stat()
-        return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 }
