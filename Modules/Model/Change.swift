@@ -71,12 +71,26 @@ public struct ChangeSummary: Hashable, Sendable, Codable {
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
     public mutating func formUnion(_ other: ChangeSummary) {
-        inserted.formUnion(other.inserted)
-        updated.formUnion(other.updated.subtracting(inserted))
-        deleted.formUnion(other.deleted)
-        inserted.subtract(deleted)
-        updated.subtract(deleted)
+        Self.union(&inserted, other.inserted)
+        Self.union(&updated, other.updated.isEmpty || inserted.isEmpty ? other.updated : other.updated.subtracting(inserted))
+        Self.union(&deleted, other.deleted)
+        if !deleted.isEmpty {
+            inserted.subtract(deleted)
+            updated.subtract(deleted)
+        }
         conflicts += other.conflicts
+    }
+
+    /// `set ∪ more`, the smaller one inserted into the larger: an import's summary of a
+    /// million objects added to an empty one is taken whole, not hashed again entry by entry.
+    private static func union(_ set: inout Set<ObjectID>, _ more: Set<ObjectID>) {
+        guard set.count < more.count else {
+            set.formUnion(more)
+            return
+        }
+        var larger = more
+        larger.formUnion(set)
+        set = larger
     }
 }
 

@@ -39,6 +39,13 @@ public protocol DocumentStore: AnyObject, Sendable {
     /// - Throws: what `body` throws (nothing is committed), or a ``StoreError``.
     func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T
 
+    /// ``write(durable:_:)`` whose body notes every object it inserts, changes or deletes
+    /// (``StoreContents/noteObject(_:)``): a store may then write those objects' rows and
+    /// compare no other object (an import of one row into a document of a million is no walk
+    /// of the million). A body that changes an object without noting it loses that change in
+    /// such a store. Stores that compare every object ignore the notes.
+    func write<T>(durable: Bool, notingObjects: Bool, _ body: (inout StoreContents) throws -> T) throws -> T
+
     /// Makes every commit so far survive a power loss.
     func sync() throws(StoreError)
 
@@ -83,6 +90,10 @@ extension DocumentStore {
 
     public func relocated(to url: URL) -> (any DocumentStore)? { nil }
 
+    public func write<T>(durable: Bool, notingObjects: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
+        try write(durable: durable, body)
+    }
+
     /// A durable ``write(durable:_:)``.
     public func write<T>(_ body: (inout StoreContents) throws -> T) throws -> T {
         try write(durable: true, body)
@@ -105,6 +116,16 @@ public struct StoreContents: Hashable, Sendable, Codable {
     /// which the store appends instead of rewriting each changed text. Empty in every value a
     /// store returns; not compared, hashed or coded.
     public var textJournal = TextJournal()
+    /// The objects this transaction inserted, changed or deleted, when its store asked the
+    /// body to note them (``DocumentStore/write(durable:notingObjects:_:)``); nil otherwise.
+    /// Nil in every value a store returns; not compared, hashed or coded.
+    public var objectJournal: Set<ObjectID>?
+
+    /// Notes that this transaction inserted, changed or deleted `id` (nothing when the store
+    /// did not ask: ``objectJournal``).
+    public mutating func noteObject(_ id: ObjectID) {
+        objectJournal?.insert(id)
+    }
 
     public init(graph: ObjectGraph = ObjectGraph(), sync: SyncBookkeeping = SyncBookkeeping()) {
         self.graph = graph

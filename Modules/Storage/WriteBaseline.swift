@@ -27,8 +27,18 @@ struct WriteBaseline {
 
     /// The baseline of `current`, which the write's body changes next: `current` is left as
     /// it was, holding its long strings alone. `history`: whether the baseline keeps the
-    /// history (each entry retained, so a new entry copies the list).
-    init(of current: inout StoreContents, history: Bool) {
+    /// history (each entry retained, so a new entry copies the list). Without `objects` it
+    /// keeps no object and no stamp: the body notes what it changes (``StoreContents/objectJournal``),
+    /// and its first change copies no table of a million entries.
+    init(of current: inout StoreContents, history: Bool, objects: Bool = true) {
+        guard objects else {
+            contents = current
+            contents.graph.objects = [:]
+            contents.sync.stamps = [:]
+            contents.sync.texts = [:]
+            if !history { contents.sync.history = [] }
+            return
+        }
         var long: [(id: ObjectID, name: String)] = []
         for (id, texts) in current.sync.texts {
             held[id] = Set(texts.keys)

@@ -27,6 +27,14 @@ extension Baseline {
     /// (beyond it, the maps grow with what is really read).
     static let roomAhead = 1 << 16
 
+    /// Room for all of a count the file claims once its first `read` entries took `bytes`:
+    /// as many as the bytes left hold at that size, at most the count (a map of a million
+    /// objects grown by doubling hashes every key again at each step).
+    static func room(claimed: Int, read: Int, bytes: Int, remaining: Int) -> Int {
+        let each = max(1, bytes / max(1, read))
+        return min(claimed, read + remaining / each)
+    }
+
     /// The baseline as a format 2 envelope (unsigned; ``Container/seal(_:)`` signs it).
     /// `container`: the identity of the container it is written for (zeros when unknown).
     public func envelope(container: UUID?) -> ContainerEnvelope {
@@ -107,7 +115,11 @@ extension Baseline {
             let objectCount = try reader.count(maximum: reader.remaining / 2)
             var objects: [ObjectID: ObjectRecord] = [:]
             objects.reserveCapacity(min(objectCount, Self.roomAhead))
-            for _ in 0..<objectCount {
+            let objectsStart = reader.offset
+            for index in 0..<objectCount {
+                if index == Self.roomAhead {
+                    objects.reserveCapacity(Self.room(claimed: objectCount, read: index, bytes: reader.offset - objectsStart, remaining: reader.remaining))
+                }
                 let id = ObjectID(try reader.string(maximum: name))
                 let entity = try reader.string(maximum: name)
                 let attributeCount = try reader.count(maximum: reader.remaining / 2)
@@ -121,7 +133,11 @@ extension Baseline {
             let stampedCount = try reader.count(maximum: reader.remaining / 2)
             var stamps: [ObjectID: [String: Stamp]] = [:]
             stamps.reserveCapacity(min(stampedCount, Self.roomAhead))
-            for _ in 0..<stampedCount {
+            let stampsStart = reader.offset
+            for index in 0..<stampedCount {
+                if index == Self.roomAhead {
+                    stamps.reserveCapacity(Self.room(claimed: stampedCount, read: index, bytes: reader.offset - stampsStart, remaining: reader.remaining))
+                }
                 let id = ObjectID(try reader.string(maximum: name))
                 let stampCount = try reader.count(maximum: reader.remaining / 19)
                 var attributes: [String: Stamp] = Dictionary(minimumCapacity: min(stampCount, Self.roomAhead))

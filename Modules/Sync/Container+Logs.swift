@@ -23,11 +23,11 @@ extension Container {
     /// signed container's envelope around JSON) or a format 2 envelope around the binary payload
     /// (``Baseline/envelope(container:)``).
     func readBaseline(_ url: URL) throws -> Baseline {
-        let data = try readFile(url, limit: Self.maximumBaselineSize)
-        guard ContainerEnvelope.isEnvelope(data) else { return try Self.decodeJSON(Baseline.self, from: try openRecord(data, at: url)) }
+        let bytes = try readBytes(path: url.path, limit: Self.maximumBaselineSize)
+        guard ContainerEnvelope.isEnvelope(bytes) else { return try Self.decodeJSON(Baseline.self, from: try openRecord(Data(bytes), at: url)) }
         guard let place = filePlace(of: url), place.kind == .baseline else { throw LogDecodingError(reason: "not a baseline's place in the container") }
         let envelope = try open(
-            Array(data), kind: .baseline, document: place.document, writer: place.writer, place: place.place, maximumPayload: data.count)
+            bytes, kind: .baseline, document: place.document, writer: place.writer, place: place.place, maximumPayload: bytes.count)
         if Baseline.isBinary(envelope.payload) { return try Baseline.decoded(envelope) }
         return try Self.decodeJSON(Baseline.self, from: Data(envelope.payload))
     }
@@ -63,13 +63,13 @@ extension Container {
     public func readLog(
         _ id: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID> = []
     ) throws(LogDecodingError) -> TransactionLog {
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try readFile(path: logPath(id, device: device, sequence: sequence), limit: TransactionLog.maximumFileSize)
+            bytes = try readBytes(path: logPath(id, device: device, sequence: sequence), limit: TransactionLog.maximumFileSize)
         } catch {
             throw LogDecodingError(reason: error.detail ?? error.description)
         }
-        return try decodeLog(data, id, device: device, sequence: sequence, refusing: refusing)
+        return try decodeLog(bytes: bytes, id, device: device, sequence: sequence, refusing: refusing)
     }
 
     /// Validates and decodes the bytes of one log (``readLog(_:device:sequence:refusing:)``
@@ -77,15 +77,21 @@ extension Container {
     public func decodeLog(
         _ data: Data, _ id: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID> = []
     ) throws(LogDecodingError) -> TransactionLog {
+        try decodeLog(bytes: Array(data), id, device: device, sequence: sequence, refusing: refusing)
+    }
+
+    func decodeLog(
+        bytes: [UInt8], _ id: DocumentID, device: DeviceID, sequence: UInt64, refusing: Set<UUID>
+    ) throws(LogDecodingError) -> TransactionLog {
         var log: TransactionLog
-        if ContainerEnvelope.isEnvelope(data) {
+        if ContainerEnvelope.isEnvelope(bytes) {
             let envelope = try open(
-                Array(data), kind: .log, document: id.uuid, writer: device, place: sequence, maximumPayload: TransactionLog.maximumFileSize,
+                bytes, kind: .log, document: id.uuid, writer: device, place: sequence, maximumPayload: TransactionLog.maximumFileSize,
                 refusing: refusing)
             log = try TransactionLog.decoded(envelope, document: id, device: device, sequence: sequence)
         } else {
             if let keys, keys.policy.isSigned { throw LogDecodingError(reason: "refused: unsigned, in a signed container (claimed writer \(device))") }
-            log = try TransactionLog.decode(data, document: id, device: device, sequence: sequence, refusing: refusing)
+            log = try TransactionLog.decode(Data(bytes), document: id, device: device, sequence: sequence, refusing: refusing)
         }
         log.stamp = ContainerBounds.clamped(log.stamp)
         return log

@@ -212,10 +212,16 @@ public struct Container: Sendable {
 
     /// ``readFile(_:limit:)`` of a path (every log an import reads: no URL built for it).
     func readFile(path: String, limit: Int) throws(FileIOError) -> Data {
+        Data(try readBytes(path: path, limit: limit))
+    }
+
+    /// ``readFile(path:limit:)``'s bytes as they were read (a log's and a baseline's reader
+    /// decodes them with no copy into `Data` and back).
+    func readBytes(path: String, limit: Int) throws(FileIOError) -> [UInt8] {
         if let problem = symlinkProblem(standardPath: Self.standardPath(ofPath: path)) {
             throw FileIOError(path: path, operation: "read", errno: ELOOP, detail: problem)
         }
-        return Data(try AtomicFile.readBytes(path: path, limit: limit, followSymlinks: false))
+        return try AtomicFile.readBytes(path: path, limit: limit, followSymlinks: false)
     }
 
     /// `url`'s path with "." and ".." resolved (`standardizedFileURL`), with no URL built when

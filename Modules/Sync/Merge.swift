@@ -115,6 +115,7 @@ public enum Merge {
         case .delete:
             if let existing = contents.sync.tombstones[id], existing >= stamp { return }
             contents.sync.tombstones[id] = stamp
+            contents.noteObject(id)
             if contents.graph.objects.removeValue(forKey: id) != nil {
                 summary.deleted.insert(id)
                 summary.inserted.remove(id)
@@ -191,6 +192,7 @@ public enum Merge {
             }
             contents.graph.objects[id] = record
             contents.sync.stamps[id] = stamps
+            contents.noteObject(id)
             if isNew {
                 summary.inserted.insert(id)
             } else if changed, !summary.inserted.contains(id) {

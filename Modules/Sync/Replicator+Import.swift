@@ -132,9 +132,16 @@ extension Replicator {
             // container (they go only once a baseline holds them) and the next import applies them
             // again; any later synced commit of this store (a save) makes it durable first, since
             // both backends keep commits in order (Docs/RELIABILITY.md, "One durable step per save").
-            let result = try store.write(durable: false) { contents -> (ChangeSummary, [TransactionLog], [TransactionLog]) in
+            // Every object the logs change goes through Merge.apply, which notes it: the store
+            // writes those rows and walks no other.
+            let result = try store.write(durable: false, notingObjects: true) { contents -> (ChangeSummary, [TransactionLog], [TransactionLog]) in
                 var summary = ChangeSummary()
                 var applied: [TransactionLog] = []
+                // Room for every object the batch may insert, made once: a backlog grown into
+                // the maps by doubling hashes every key again at each step.
+                let incoming = logs.reduce(0) { $0 + $1.changes.count }
+                contents.graph.objects.reserveCapacity(contents.graph.objects.count + incoming)
+                contents.sync.stamps.reserveCapacity(contents.sync.stamps.count + incoming)
                 // Per device, its logs in sequence order; each round applies every device's
                 // logs up to the first whose dependencies are not applied yet.
                 var queues = Dictionary(grouping: logs, by: \.device).mapValues { $0.sorted { $0.sequence < $1.sequence }[...] }
@@ -220,7 +227,7 @@ extension Replicator {
             let contents = try store.read()
             return (ImportReport(), !contents.graph.objects.isEmpty, contents)
         }
-        let outcome = try store.write(durable: false) { contents -> (ChangeSummary, Bool, StoreContents)? in
+        let outcome = try store.write(durable: false, notingObjects: true) { contents -> (ChangeSummary, Bool, StoreContents)? in
             let hadObjects = !contents.graph.objects.isEmpty
             // Another process may have applied some meanwhile, or a log waits for another
             // device's: the full import sorts that out, and nothing is changed here then.
@@ -234,7 +241,9 @@ extension Replicator {
                 summary.formUnion(Merge.apply(log, to: &contents))
                 contents.sync.applied[log.device] = log.sequence
             }
-            return (summary, hadObjects, contents)
+            var after = contents
+            after.objectJournal = nil
+            return (summary, hadObjects, after)
         }
         guard let (summary, hadObjects, after) = outcome else { return nil }
         var report = ImportReport()

@@ -204,11 +204,17 @@ public final class SQLiteDocumentStore: DocumentStore {
     /// next synced commit or checkpoint makes it durable. A rollback-journal store syncs every
     /// commit (NORMAL there may corrupt on old file systems).
     public func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
+        try write(durable: durable, notingObjects: false, body)
+    }
+
+    /// With `notingObjects`, the rows written are those of the objects the body noted, and no
+    /// other object is compared or copied (Docs/STORAGE.md, "Objects a write noted").
+    public func write<T>(durable: Bool, notingObjects: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         var result: T?
         do {
             try queue.writeWithoutTransaction { db in
-                result = try transaction(db, durable: durable, body)
+                result = try transaction(db, durable: durable, notingObjects: notingObjects, body)
             }
         } catch let error as DatabaseError {
             throw Self.map(error, path: url.path)
@@ -245,7 +251,9 @@ public final class SQLiteDocumentStore: DocumentStore {
     /// One transaction on the store's connection: `body` changes the contents, what changed is
     /// written, and the commit is synced as `durable` says (``write(durable:_:)``). On a throw
     /// nothing is committed and the cache is dropped.
-    private func transaction<T>(_ db: Database, durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
+    private func transaction<T>(
+        _ db: Database, durable: Bool, notingObjects: Bool = false, _ body: (inout StoreContents) throws -> T
+    ) throws -> T {
         // The level this commit needs; the connection keeps the last one set (setting it is a
         // statement of its own, run only when it changes).
         // Only a store's first write can be its log's first: the mark goes whatever this one is.
@@ -292,11 +300,13 @@ public final class SQLiteDocumentStore: DocumentStore {
                 // The history by its entries' ids, for the same reason: a baseline holding it
                 // made each save's new entry copy every entry kept (thousands, each retained).
                 let committedHistory = after.sync.history.map(\.id)
-                let baseline = WriteBaseline(of: &after, history: false)
+                let baseline = WriteBaseline(of: &after, history: false, objects: !notingObjects)
+                if notingObjects { after.objectJournal = [] }
                 result = try body(&after)
                 let (changed, appended) = try SQLiteSchema.save(
                     from: baseline, committedTexts: committedTexts, committedHistory: committedHistory, to: after, in: db)
                 after.textJournal = TextJournal()
+                after.objectJournal = nil
                 guard changed else {
                     self.cache.withLock { $0 = (current, after) }
                     return .commit

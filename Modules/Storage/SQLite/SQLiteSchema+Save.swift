@@ -45,8 +45,11 @@ extension SQLiteSchema {
         let before = baseline.contents
         var changed = false
         var appendedRows = 0
-        let stampsDiffer = before.sync.stamps != after.sync.stamps
-        if baseline.objectsMayDiffer(from: after) || stampsDiffer {
+        if let noted = after.objectJournal {
+            // The body noted what it changed: those rows, and no walk of the others.
+            changed = try saveNoted(noted, of: after, in: db)
+        } else if baseline.objectsMayDiffer(from: after) || before.sync.stamps != after.sync.stamps {
+            let stampsDiffer = before.sync.stamps != after.sync.stamps
             // The changed objects' rows, encoded while walking `after` in its own order (looking
             // objects up again in key order cost a cache miss each), into one buffer.
             var rows = ByteWriter()
@@ -148,6 +151,26 @@ extension SQLiteSchema {
             }
         }
         return (changed, appendedRows)
+    }
+
+    /// The rows of the objects a write's body noted (``StoreContents/objectJournal``): each
+    /// one `after` holds written, in key order, each one it does not hold deleted. Whether
+    /// any was noted.
+    static func saveNoted(_ noted: Set<ObjectID>, of after: StoreContents, in db: Database) throws -> Bool {
+        guard !noted.isEmpty else { return false }
+        let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
+        let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
+        var row = ByteWriter()
+        for id in noted.sorted() {
+            guard let record = after.graph.objects[id] else {
+                try delete.execute(arguments: [id.rawValue])
+                continue
+            }
+            row.bytes.removeAll(keepingCapacity: true)
+            appendRecord(record, stamps: after.sync.stamps[id], texts: after.sync.texts[id], to: &row)
+            try row.bytes.withUnsafeBytes { try step(upsert, id.rawValue, record.entity, $0, in: db) }
+        }
+        return true
     }
 
     /// The revision of each text of `contents` (``save(from:committedTexts:to:in:)``).
