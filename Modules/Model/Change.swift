@@ -81,10 +81,11 @@ public struct ChangeSummary: Hashable, Sendable, Codable {
         conflicts += other.conflicts
     }
 
-    /// `set ∪ more`, the smaller one inserted into the larger: an import's summary of a
-    /// million objects added to an empty one is taken whole, not hashed again entry by entry.
+    /// `set ∪ more`, the smaller one inserted into the larger unless `set` has room for both:
+    /// an import's summary of a million objects added to an empty one is taken whole, not
+    /// hashed again entry by entry.
     private static func union(_ set: inout Set<ObjectID>, _ more: Set<ObjectID>) {
-        guard set.count < more.count else {
+        guard set.count < more.count, set.capacity < set.count + more.count else {
             set.formUnion(more)
             return
         }

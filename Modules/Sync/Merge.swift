@@ -134,12 +134,17 @@ public enum Merge {
             var record = existing.take() ?? ObjectRecord(entity: change.entity ?? "")
             if record.entity.isEmpty, let entity = change.entity { record.entity = entity }
             var stamps = contents.sync.stamps.removeValue(forKey: id) ?? [:]
-            if isNew {
-                record.attributes.reserveCapacity(change.attributes?.count ?? 0)
-                stamps.reserveCapacity(change.attributes?.count ?? 0)
-            }
             var changed = false
-            for (name, value) in change.attributes ?? [:] {
+            // A new object with nothing of it here yet takes the log's attributes whole, each
+            // stamped with the log's stamp: what the loop below would set one by one (no
+            // current value to conflict with, no text held by a sequence), with no key hashed
+            // again (`mapValues` keeps the table's layout).
+            let takesWhole = isNew && stamps.isEmpty && contents.sync.texts[id] == nil
+            if takesWhole, let attributes = change.attributes {
+                record.attributes = attributes
+                stamps = attributes.mapValues { _ in stamp }
+            }
+            for (name, value) in takesWhole ? [:] : change.attributes ?? [:] {
                 if let current = stamps[name], let old = record.attributes[name], old != value,
                    strategy(entity: record.entity, attribute: name) == .lastWriterWins, reportsConflicts(entity: record.entity, attribute: name),
                    concurrent(current) {

@@ -142,6 +142,8 @@ extension Replicator {
                 let incoming = logs.reduce(0) { $0 + $1.changes.count }
                 contents.graph.objects.reserveCapacity(contents.graph.objects.count + incoming)
                 contents.sync.stamps.reserveCapacity(contents.sync.stamps.count + incoming)
+                contents.objectJournal?.reserveCapacity(incoming)
+                summary.inserted.reserveCapacity(incoming)
                 // Per device, its logs in sequence order; each round applies every device's
                 // logs up to the first whose dependencies are not applied yet.
                 var queues = Dictionary(grouping: logs, by: \.device).mapValues { $0.sorted { $0.sequence < $1.sequence }[...] }
