@@ -27,9 +27,11 @@ extension Baseline {
     /// (beyond it, the maps grow with what is really read).
     static let roomAhead = 1 << 16
 
-    /// Room for all of a count the file claims once its first `read` entries took `bytes`:
-    /// as many as the bytes left hold at that size, at most the count (a map of a million
-    /// objects grown by doubling hashes every key again at each step).
+    /// Room for all of a count the file claims once `read` distinct entries took `bytes`: as
+    /// many as the bytes left hold at that size, at most the count (a map of a million objects
+    /// grown by doubling hashes every key again at each step). Counted by distinct entries, so
+    /// that repeated ids (which make no entry) cannot shrink the size and inflate the room: no
+    /// more is reserved than entries of that size decoded one by one would take.
     static func room(claimed: Int, read: Int, bytes: Int, remaining: Int) -> Int {
         let each = max(1, bytes / max(1, read))
         return min(claimed, read + remaining / each)
@@ -116,9 +118,11 @@ extension Baseline {
             var objects: [ObjectID: ObjectRecord] = [:]
             objects.reserveCapacity(min(objectCount, Self.roomAhead))
             let objectsStart = reader.offset
-            for index in 0..<objectCount {
-                if index == Self.roomAhead {
-                    objects.reserveCapacity(Self.room(claimed: objectCount, read: index, bytes: reader.offset - objectsStart, remaining: reader.remaining))
+            var objectsRoomMade = false
+            for _ in 0..<objectCount {
+                if !objectsRoomMade, objects.count == Self.roomAhead {
+                    objectsRoomMade = true
+                    objects.reserveCapacity(Self.room(claimed: objectCount, read: objects.count, bytes: reader.offset - objectsStart, remaining: reader.remaining))
                 }
                 let id = ObjectID(try reader.string(maximum: name))
                 let entity = try reader.string(maximum: name)
@@ -134,9 +138,11 @@ extension Baseline {
             var stamps: [ObjectID: [String: Stamp]] = [:]
             stamps.reserveCapacity(min(stampedCount, Self.roomAhead))
             let stampsStart = reader.offset
-            for index in 0..<stampedCount {
-                if index == Self.roomAhead {
-                    stamps.reserveCapacity(Self.room(claimed: stampedCount, read: index, bytes: reader.offset - stampsStart, remaining: reader.remaining))
+            var stampsRoomMade = false
+            for _ in 0..<stampedCount {
+                if !stampsRoomMade, stamps.count == Self.roomAhead {
+                    stampsRoomMade = true
+                    stamps.reserveCapacity(Self.room(claimed: stampedCount, read: stamps.count, bytes: reader.offset - stampsStart, remaining: reader.remaining))
                 }
                 let id = ObjectID(try reader.string(maximum: name))
                 let stampCount = try reader.count(maximum: reader.remaining / 19)

@@ -303,8 +303,11 @@ public final class SQLiteDocumentStore: DocumentStore {
                 let baseline = WriteBaseline(of: &after, history: false, objects: !notingObjects)
                 if notingObjects { after.objectJournal = [] }
                 result = try body(&after)
+                // The write's flag, not the body, says which way objects are written: a noting
+                // body that drops its notes writes no object (its baseline holds none to compare).
                 let (changed, appended) = try SQLiteSchema.save(
-                    from: baseline, committedTexts: committedTexts, committedHistory: committedHistory, to: after, in: db)
+                    from: baseline, committedTexts: committedTexts, committedHistory: committedHistory, to: after,
+                    noted: notingObjects ? after.objectJournal ?? [] : nil, in: db)
                 after.textJournal = TextJournal()
                 after.objectJournal = nil
                 guard changed else {

@@ -40,12 +40,12 @@ extension SQLiteSchema {
     /// committed, in order (entries are added and dropped, never changed in place).
     static func save(
         from baseline: WriteBaseline, committedTexts: [TextJournal.Key: UInt64], committedHistory: [UInt64], to after: StoreContents,
-        in db: Database
+        noted: Set<ObjectID>? = nil, in db: Database
     ) throws -> (changed: Bool, appendedRows: Int) {
         let before = baseline.contents
         var changed = false
         var appendedRows = 0
-        if let noted = after.objectJournal {
+        if let noted {
             // The body noted what it changed: those rows, and no walk of the others.
             changed = try saveNoted(noted, of: after, in: db)
         } else if baseline.objectsMayDiffer(from: after) || before.sync.stamps != after.sync.stamps {
