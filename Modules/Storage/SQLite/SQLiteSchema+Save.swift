@@ -158,17 +158,34 @@ extension SQLiteSchema {
     /// any was noted.
     static func saveNoted(_ noted: Set<ObjectID>, of after: StoreContents, in db: Database) throws -> Bool {
         guard !noted.isEmpty else { return false }
-        let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
-        let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
-        var row = ByteWriter()
-        for id in noted.sorted() {
-            guard let record = after.graph.objects[id] else {
-                try delete.execute(arguments: [id.rawValue])
-                continue
+        // Encoded into one buffer, then written in key order (as the comparing path does). When
+        // the notes are a good share of the table (a backlog's first import), the table is
+        // walked in its own order and the notes asked, rather than each noted object looked up
+        // at a random place.
+        var rows = ByteWriter()
+        var written: [(id: ObjectID, entity: String, bytes: Range<Int>)] = []
+        written.reserveCapacity(noted.count)
+        func encode(_ id: ObjectID, _ record: ObjectRecord) {
+            let start = rows.bytes.count
+            appendRecord(record, stamps: after.sync.stamps[id], texts: after.sync.texts[id], to: &rows)
+            written.append((id, record.entity, start..<rows.bytes.count))
+        }
+        if noted.count >= after.graph.objects.count / 4 {
+            for (id, record) in after.graph.objects where noted.contains(id) { encode(id, record) }
+        } else {
+            for id in noted {
+                if let record = after.graph.objects[id] { encode(id, record) }
             }
-            row.bytes.removeAll(keepingCapacity: true)
-            appendRecord(record, stamps: after.sync.stamps[id], texts: after.sync.texts[id], to: &row)
-            try row.bytes.withUnsafeBytes { try step(upsert, id.rawValue, record.entity, $0, in: db) }
+        }
+        written.sort { $0.id.rawValue < $1.id.rawValue }
+        let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
+        try rows.bytes.withUnsafeBytes { all in
+            for row in written { try step(upsert, row.id.rawValue, row.entity, UnsafeRawBufferPointer(rebasing: all[row.bytes]), in: db) }
+        }
+        // Noted and no longer held: deleted (only looked for when some noted object was not written).
+        if written.count < noted.count {
+            let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
+            for id in noted where after.graph.objects[id] == nil { try delete.execute(arguments: [id.rawValue]) }
         }
         return true
     }
