@@ -24,12 +24,18 @@ import TestSupport
         return contents
     }
 
+    /// A new store of `backend` in a folder of its own, holding ``manyRows()``.
+    private static func storeWithManyRows(_ backend: Backend) throws -> (folder: TemporaryDirectory, store: any DocumentStore) {
+        let folder = try TemporaryDirectory("noted")
+        let store = try backend.open(folder)
+        try store.write { $0 = manyRows() }
+        return (folder, store)
+    }
+
     @Test(arguments: Backend.allCases)
     func whatANotingBodyDoesIsKeptAndReadBackWithoutNotes(backend: Backend) throws {
-        let folder = try TemporaryDirectory("noted")
+        let (folder, store) = try Self.storeWithManyRows(backend)
         defer { folder.remove() }
-        let store = try backend.open(folder)
-        try store.write { $0 = Self.manyRows() }
 
         try store.write(durable: false, notingObjects: true) { contents in
             let added = ObjectID("row-new")
@@ -81,10 +87,8 @@ import TestSupport
     /// noting every object it touches). The JSON store writes the whole document and keeps it.
     @Test(arguments: Backend.allCases)
     func aSQLiteStoreWritesOnlyTheNotedRows(backend: Backend) throws {
-        let folder = try TemporaryDirectory("noted")
+        let (folder, store) = try Self.storeWithManyRows(backend)
         defer { folder.remove() }
-        let store = try backend.open(folder)
-        try store.write { $0 = Self.manyRows() }
         try store.write(durable: true, notingObjects: true) { contents in
             contents.graph.objects[ObjectID("row-0001")]?.attributes["n"] = .int(100)
             contents.noteObject(ObjectID("row-0001"))

@@ -51,26 +51,13 @@ extension SQLiteSchema {
         } else if baseline.objectsMayDiffer(from: after) || before.sync.stamps != after.sync.stamps {
             let stampsDiffer = before.sync.stamps != after.sync.stamps
             // The changed objects' rows, encoded while walking `after` in its own order (looking
-            // objects up again in key order cost a cache miss each), into one buffer.
-            var rows = ByteWriter()
-            var written: [(id: ObjectID, entity: String, bytes: Range<Int>)] = []
+            // objects up again in key order cost a cache miss each).
+            var rows = RecordRows(of: after)
             for (id, record) in after.graph.objects {
-                let stamps = after.sync.stamps[id]
-                guard baseline.changed(id, record, in: after) || before.sync.stamps[id] != stamps else { continue }
-                let start = rows.bytes.count
-                appendRecord(record, stamps: stamps, texts: after.sync.texts[id], to: &rows)
-                written.append((id, record.entity, start..<rows.bytes.count))
+                guard baseline.changed(id, record, in: after) || before.sync.stamps[id] != after.sync.stamps[id] else { continue }
+                rows.add(id, record)
             }
-            // In key order: rows inserted at random places in the B-tree touch a page each and
-            // overflow the page cache mid-transaction (a third of a backlog's import); in order,
-            // consecutive rows share pages.
-            written.sort { $0.id.rawValue < $1.id.rawValue }
-            // Prepared once: a cached statement is found by hashing its SQL on every call, and an
-            // import writes hundreds of thousands of rows here.
-            let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
-            try rows.bytes.withUnsafeBytes { all in
-                for row in written { try step(upsert, row.id.rawValue, row.entity, UnsafeRawBufferPointer(rebasing: all[row.bytes]), in: db) }
-            }
+            try rows.write(in: db)
             let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
             var removed = false
             for id in before.graph.objects.keys where after.graph.objects[id] == nil {
@@ -79,7 +66,7 @@ extension SQLiteSchema {
             }
             // A long text's record left out of the baseline and unchanged but for its text
             // (written with the text's state below) is no change here.
-            changed = !written.isEmpty || removed || stampsDiffer
+            changed = !rows.isEmpty || removed || stampsDiffer
         }
         if before.sync.tombstones != after.sync.tombstones {
             changed = true
@@ -158,32 +145,20 @@ extension SQLiteSchema {
     /// any was noted.
     static func saveNoted(_ noted: Set<ObjectID>, of after: StoreContents, in db: Database) throws -> Bool {
         guard !noted.isEmpty else { return false }
-        // Encoded into one buffer, then written in key order (as the comparing path does). When
-        // the notes are a good share of the table (a backlog's first import), the table is
+        // When the notes are a good share of the table (a backlog's first import), the table is
         // walked in its own order and the notes asked, rather than each noted object looked up
         // at a random place.
-        var rows = ByteWriter()
-        var written: [(id: ObjectID, entity: String, bytes: Range<Int>)] = []
-        written.reserveCapacity(noted.count)
-        func encode(_ id: ObjectID, _ record: ObjectRecord) {
-            let start = rows.bytes.count
-            appendRecord(record, stamps: after.sync.stamps[id], texts: after.sync.texts[id], to: &rows)
-            written.append((id, record.entity, start..<rows.bytes.count))
-        }
+        var rows = RecordRows(of: after)
         if noted.count >= after.graph.objects.count / 4 {
-            for (id, record) in after.graph.objects where noted.contains(id) { encode(id, record) }
+            for (id, record) in after.graph.objects where noted.contains(id) { rows.add(id, record) }
         } else {
             for id in noted {
-                if let record = after.graph.objects[id] { encode(id, record) }
+                if let record = after.graph.objects[id] { rows.add(id, record) }
             }
         }
-        written.sort { $0.id.rawValue < $1.id.rawValue }
-        let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
-        try rows.bytes.withUnsafeBytes { all in
-            for row in written { try step(upsert, row.id.rawValue, row.entity, UnsafeRawBufferPointer(rebasing: all[row.bytes]), in: db) }
-        }
+        try rows.write(in: db)
         // Noted and no longer held: deleted (only looked for when some noted object was not written).
-        if written.count < noted.count {
+        if rows.count < noted.count {
             let delete = try db.cachedStatement(sql: "DELETE FROM records WHERE id = ?")
             for id in noted where after.graph.objects[id] == nil { try delete.execute(arguments: [id.rawValue]) }
         }
@@ -215,5 +190,38 @@ extension SQLiteSchema {
         }
         let old = Set(committed), new = Set(history.map(\.id))
         return (ArraySlice(history.filter { !old.contains($0.id) }), committed.filter { !new.contains($0) })
+    }
+}
+
+/// Objects' rows for `records`, encoded into one buffer as they are added and written in key
+/// order: rows inserted at random places in the B-tree touch a page each and overflow the page
+/// cache mid-transaction (a third of a backlog's import); in order, consecutive rows share
+/// pages. Both ways of finding the rows to write (comparing, noted) add them here.
+struct RecordRows {
+    private let contents: StoreContents
+    private var bytes = ByteWriter()
+    private var rows: [(id: ObjectID, entity: String, bytes: Range<Int>)] = []
+
+    init(of contents: StoreContents) { self.contents = contents }
+
+    var count: Int { rows.count }
+    var isEmpty: Bool { rows.isEmpty }
+
+    /// Encodes object `id`'s row (its record, stamps and held texts in `contents`).
+    mutating func add(_ id: ObjectID, _ record: ObjectRecord) {
+        let start = bytes.bytes.count
+        SQLiteSchema.appendRecord(record, stamps: contents.sync.stamps[id], texts: contents.sync.texts[id], to: &bytes)
+        rows.append((id, record.entity, start..<bytes.bytes.count))
+    }
+
+    /// Writes every row added, in key order.
+    mutating func write(in db: Database) throws {
+        rows.sort { $0.id.rawValue < $1.id.rawValue }
+        // Prepared once: a cached statement is found by hashing its SQL on every call, and an
+        // import writes hundreds of thousands of rows here.
+        let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, entity, attributes) VALUES (?, ?, ?)")
+        try bytes.bytes.withUnsafeBytes { all in
+            for row in rows { try SQLiteSchema.step(upsert, row.id.rawValue, row.entity, UnsafeRawBufferPointer(rebasing: all[row.bytes]), in: db) }
+        }
     }
 }
