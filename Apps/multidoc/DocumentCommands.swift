@@ -120,8 +120,15 @@ struct Edit: AsyncParsableCommand {
             let detail = try await options.withLibrary { library in
                 reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
                 let record = try await library.resolve(document)
-                try await TextEditRequest(text: text, append: append, insert: insert, delete: delete)
-                    .apply(to: record.id, in: library, environment: ProcessInfo.processInfo.environment)
+                let request = TextEditRequest(text: text, append: append, insert: insert, delete: delete)
+                // The editor opens on the text a save merges against: peers' saves waiting in
+                // the container are imported first, as `show` does. Opened on the text as this
+                // device last read it, the merge would take those saves for a conflict and keep
+                // both versions of the part they touched.
+                if case .editor = request {
+                    reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
+                }
+                try await request.apply(to: record.id, in: library, environment: ProcessInfo.processInfo.environment)
                 reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
                 return try await library.detail(record.id)
             }

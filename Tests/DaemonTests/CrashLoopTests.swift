@@ -298,7 +298,11 @@ import TestSupport
             try? await Task.sleep(for: delay)
             daemon.send(SIGKILL)
             let code = await daemon.waitForExit(timeout: .seconds(10))
-            if code == 128 + SIGKILL { kills += 1 } else { Issue.record("round \(round): multidocd ended with \(String(describing: code)) before the kill: \(daemon.log)") }
+            if code == 128 + SIGKILL {
+                kills += 1
+            } else {
+                Issue.record("round \(round): multidocd ended with \(String(describing: code)) before the kill: \(await daemon.settledLog())")
+            }
             if round % 6 == 5 { _ = await peer.sync() }  // B imports A's logs and registers: A may prune
 
             let context = "round \(round) (seed above)"

@@ -56,6 +56,20 @@ final class DaemonProcess: @unchecked Sendable {
 
     func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
+    /// The log once it has stopped growing for two seconds (at most `timeout`): a crashed
+    /// daemon's backtrace is written by a helper process after the crash, line by line, and a
+    /// failure should show it whole.
+    func settledLog(timeout: Duration = .seconds(120)) async -> String {
+        let deadline = ContinuousClock.now + timeout
+        var last = log, stillSince = ContinuousClock.now
+        while ContinuousClock.now < deadline, ContinuousClock.now - stillSince < .seconds(2) {
+            try? await Task.sleep(for: .milliseconds(200))
+            let now = log
+            if now != last { last = now; stillSince = ContinuousClock.now }
+        }
+        return last
+    }
+
     /// Waits for the exit; its status, or nil if it still runs after `timeout` (then it is killed).
     func waitForExit(timeout: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + timeout

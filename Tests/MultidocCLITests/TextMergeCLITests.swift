@@ -51,6 +51,27 @@ import TestSupport
         #expect(notOurs.stderr == "multidoc: error: \(stray.path): not a container file: neither a format 2 file (no MDC2 magic) nor JSON\n", "\(notOurs.stderr)")
     }
 
+    /// `multidoc edit` with no text opens $EDITOR on the document as it is now, a peer's save
+    /// waiting in the container included: the save then merges against what the editor was
+    /// shown, and nothing of the peer's is taken for a conflict and kept twice.
+    @Test func theEditorOpensOnWhatAPeerSaved() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "T <A1>"], root: rootA).status == 0)
+        #expect(try text(rootB) == "T <A1>")
+        #expect(try multidoc(["edit", "Notes", "--text", "T <B1> <A1>"], root: rootB).status == 0)
+        // The editor keeps a copy of what it was given and adds a marker before A's.
+        let seen = folder.appending("seen.txt"), script = folder.appending("editor.sh")
+        try Data("#!/bin/sh\ncp \"$1\" '\(seen.path)'\nperl -0777 -i -pe 's/ <A1>/ <A2> <A1>/' \"$1\"\n".utf8).write(to: script)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        let edit = try ProductRunner.run(
+            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": script.path])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(try String(contentsOf: seen, encoding: .utf8) == "T <B1> <A1>")
+        #expect(try text(rootA) == "T <B1> <A2> <A1>")
+        #expect(try text(rootB) == "T <B1> <A2> <A1>")
+    }
+
     /// The container as a build of format 1 seeded it (its identity file, format 1).
     func seedFormat1Container(seededBy old: String) throws {
         try FileManager.default.createDirectory(atPath: container + "/identity", withIntermediateDirectories: true)
