@@ -33,6 +33,7 @@ enum ItemListBuilder {
         list.order = Array(0..<Int32(leaves.count))
         list.orderOf = list.order
         list.visibleCount = visibleCount
+        list.rebuildVisibleSums()
         return list
     }
 

@@ -91,6 +91,8 @@ struct ItemList {
     var leaves: [Leaf] = [Leaf()]
     var order: [Int32] = [0]
     var orderOf: [Int32] = [0]
+    /// Each leaf's `visible`, by its place in `order`, summed for log-time lookups.
+    var visibleSums = VisibleSums(counts: [0])
     /// Every inserted scalar, by slot.
     var content = SlotScalars()
     /// The leaf holding each slot.
@@ -104,8 +106,7 @@ struct ItemList {
 
     /// The number of visible scalars before the item at `cursor`.
     func visiblePosition(of cursor: Cursor) -> Int {
-        var position = 0
-        for orderIndex in 0..<min(cursor.order, order.count) { position += leaves[Int(order[orderIndex])].visible }
+        var position = visibleSums.sum(before: cursor.order)
         guard cursor.order < order.count else { return position }
         let items = leaves[Int(order[cursor.order])].items
         for index in 0..<min(cursor.index, items.count) { position += items[index].visibleLength }
@@ -212,14 +213,10 @@ struct ItemList {
 
     /// The visible scalar at `position` (< `visibleCount`): its item and offset in the item.
     func findVisible(_ position: Int) -> (cursor: Cursor, offset: Int) {
-        var remaining = position
-        var orderIndex = 0
-        while orderIndex < order.count - 1 {
-            let visible = leaves[Int(order[orderIndex])].visible
-            if remaining < visible { break }
-            remaining -= visible
-            orderIndex += 1
-        }
+        // The first leaf whose scalars reach past `position` (the last leaf past the end).
+        let (before, sum) = visibleSums.places(upTo: position)
+        let orderIndex = min(before, order.count - 1)
+        var remaining = position - (orderIndex == before ? sum : visibleSums.sum(before: orderIndex))
         let items = leaves[Int(order[orderIndex])].items
         for index in items.indices {
             let visible = items[index].visibleLength
@@ -252,8 +249,7 @@ struct ItemList {
         if recorded != nil { recordInsertion(at: visiblePosition(of: cursor), scalars) }
         let leaf = Int(order[cursor.order])
         leaves[leaf].items.insert(item, at: cursor.index)
-        leaves[leaf].visible += item.visibleLength
-        visibleCount += item.visibleLength
+        addVisible(item.visibleLength, at: cursor.order)
         content.append(contentsOf: scalars)
         leafOfSlot.append(scalars.count, in: Int32(leaf))
         recordRun(agent: item.agent, start: item.counter, length: UInt64(item.length), slot: item.slot)
@@ -270,13 +266,33 @@ struct ItemList {
             recorded?.append(change)
         }
         leaves[leaf].items[cursor.index].deleted = true
-        leaves[leaf].visible -= length
-        visibleCount -= length
+        addVisible(-length, at: cursor.order)
     }
 
     /// Splits `leaf` while it holds more than `maximumLeafItems` items, moving its tail to new
     /// leaves right after it in text order.
     mutating func rebalance(leaf: Int) {
+        guard leaves[leaf].items.count > Self.maximumLeafItems else { return }
+        split(leaf: leaf)
+        // The places after the split moved: the sums are made again (the order was renumbered
+        // after them all the same).
+        rebuildVisibleSums()
+    }
+
+    /// Adds `delta` visible scalars to the leaf at `place` in text order (and to the text's).
+    mutating func addVisible(_ delta: Int, at place: Int) {
+        leaves[Int(order[place])].visible += delta
+        visibleCount += delta
+        visibleSums.add(delta, at: place)
+    }
+
+    /// The sums made again from every leaf's `visible`, in text order.
+    mutating func rebuildVisibleSums() {
+        let leaves = leaves
+        visibleSums = VisibleSums(counts: order.lazy.map { leaves[Int($0)].visible })
+    }
+
+    private mutating func split(leaf: Int) {
         while leaves[leaf].items.count > Self.maximumLeafItems {
             let keep = Self.maximumLeafItems / 2
             let moved = Array(leaves[leaf].items[keep...])
@@ -292,7 +308,7 @@ struct ItemList {
             orderOf.append(Int32(position))
             for index in (position + 1)..<order.count { orderOf[Int(order[index])] = Int32(index) }
             for item in moved { leafOfSlot.set(item.slot..<(item.slot + Int(item.length)), to: Int32(newLeaf)) }
-            if leaves[newLeaf].items.count > Self.maximumLeafItems { rebalance(leaf: newLeaf) }
+            if leaves[newLeaf].items.count > Self.maximumLeafItems { split(leaf: newLeaf) }
         }
     }
 }

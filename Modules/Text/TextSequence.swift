@@ -215,6 +215,7 @@ extension TextSequence: Equatable {
             a.count == b.count && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
         }
         return same(list.leaves, other.list.leaves) && same(list.order, other.list.order) && same(list.orderOf, other.list.orderOf)
+            && list.visibleSums == other.list.visibleSums
             && list.content.sharesStorage(with: other.list.content) && list.leafOfSlot.sharesStorage(with: other.list.leafOfSlot) && same(list.runs, other.list.runs)
             && list.visibleCount == other.list.visibleCount && same(agents, other.agents) && same(nextCounter, other.nextCounter)
             && same(pending, other.pending)
