@@ -4,7 +4,8 @@
 /// long text's save went to those walks).
 ///
 /// A leaf's count changes by ``add(_:at:)``; a split, which inserts a place into the order,
-/// builds the tree again (``init(counts:)``), as it renumbers the places after it anyway.
+/// makes the entries from its place on again (``rebuild(from:count:counts:)``), as it
+/// renumbers the places after it anyway.
 struct VisibleSums: Equatable {
     /// 1-based: `tree[i]` sums the counts of the places `i - lowbit(i) ..< i`.
     private var tree: [Int]
@@ -16,6 +17,29 @@ struct VisibleSums: Equatable {
         tree.append(contentsOf: counts)
         let count = tree.count - 1
         var index = 1
+        while index <= count {
+            let parent = index + (index & -index)
+            if parent <= count { tree[parent] += tree[index] }
+            index += 1
+        }
+    }
+
+    /// Makes the sums right again for `count` places after the counts from place `place` on
+    /// changed (a place inserted or removed there): the entries that sum only earlier places
+    /// are kept, so a split near the end of the text costs what is after it.
+    mutating func rebuild(from place: Int, count: Int, counts: (Int) -> Int) {
+        let place = min(max(0, place), self.count, count)
+        tree.removeSubrange((place + 1)...)
+        tree.reserveCapacity(count + 1)
+        for later in place..<count { tree.append(counts(later)) }
+        // The kept entries whose parents are remade: those that sum the first `place` places.
+        var index = place
+        while index > 0 {
+            let parent = index + (index & -index)
+            if parent <= count { tree[parent] += tree[index] }
+            index -= index & -index
+        }
+        index = place + 1
         while index <= count {
             let parent = index + (index & -index)
             if parent <= count { tree[parent] += tree[index] }

@@ -273,10 +273,12 @@ struct ItemList {
     /// leaves right after it in text order.
     mutating func rebalance(leaf: Int) {
         guard leaves[leaf].items.count > Self.maximumLeafItems else { return }
+        let place = Int(orderOf[leaf])
         split(leaf: leaf)
-        // The places after the split moved: the sums are made again (the order was renumbered
-        // after them all the same).
-        rebuildVisibleSums()
+        // The leaf's count changed and the places after it moved: their sums are made again
+        // (the order was renumbered after it all the same).
+        let (leaves, order) = (leaves, order)
+        visibleSums.rebuild(from: place, count: order.count) { leaves[Int(order[$0])].visible }
     }
 
     /// Adds `delta` visible scalars to the leaf at `place` in text order (and to the text's).
