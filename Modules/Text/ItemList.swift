@@ -106,7 +106,7 @@ struct ItemList {
 
     /// The number of visible scalars before the item at `cursor`.
     func visiblePosition(of cursor: Cursor) -> Int {
-        var position = visibleSums.sum(before: cursor.order)
+        var position = visibleSums.sum(before: cursor.order, counts: visible(at:))
         guard cursor.order < order.count else { return position }
         let items = leaves[Int(order[cursor.order])].items
         for index in 0..<min(cursor.index, items.count) { position += items[index].visibleLength }
@@ -214,9 +214,9 @@ struct ItemList {
     /// The visible scalar at `position` (< `visibleCount`): its item and offset in the item.
     func findVisible(_ position: Int) -> (cursor: Cursor, offset: Int) {
         // The first leaf whose scalars reach past `position` (the last leaf past the end).
-        let (before, sum) = visibleSums.places(upTo: position)
+        let (before, sum) = visibleSums.places(upTo: position, counts: visible(at:))
         let orderIndex = min(before, order.count - 1)
-        var remaining = position - (orderIndex == before ? sum : visibleSums.sum(before: orderIndex))
+        var remaining = position - (orderIndex == before ? sum : sum - visible(at: orderIndex))
         let items = leaves[Int(order[orderIndex])].items
         for index in items.indices {
             let visible = items[index].visibleLength
@@ -272,13 +272,25 @@ struct ItemList {
     /// Splits `leaf` while it holds more than `maximumLeafItems` items, moving its tail to new
     /// leaves right after it in text order.
     mutating func rebalance(leaf: Int) {
-        guard leaves[leaf].items.count > Self.maximumLeafItems else { return }
-        let place = Int(orderOf[leaf])
-        split(leaf: leaf)
-        // The leaf's count changed and the places after it moved: their sums are made again
-        // (the order was renumbered after it all the same).
-        let (leaves, order) = (leaves, order)
-        visibleSums.rebuild(from: place, count: order.count) { leaves[Int(order[$0])].visible }
+        while leaves[leaf].items.count > Self.maximumLeafItems {
+            let keep = Self.maximumLeafItems / 2
+            let moved = Array(leaves[leaf].items[keep...])
+            leaves[leaf].items.removeSubrange(keep...)
+            let visible = moved.reduce(0) { $0 + $1.visibleLength }
+            leaves[leaf].visible -= visible
+            visibleSums.add(-visible, at: Int(orderOf[leaf]))
+            // Fill the new leaf from the end of `leaf`'s overflow, so one pass is enough for
+            // the usual case of one item too many.
+            let newLeaf = leaves.count
+            leaves.append(Leaf(items: moved, visible: visible))
+            let position = Int(orderOf[leaf]) + 1
+            order.insert(Int32(newLeaf), at: position)
+            orderOf.append(Int32(position))
+            for index in (position + 1)..<order.count { orderOf[Int(order[index])] = Int32(index) }
+            visibleSums.insert(visible, at: position) { [leaves, order] in leaves[Int(order[$0])].visible }
+            for item in moved { leafOfSlot.set(item.slot..<(item.slot + Int(item.length)), to: Int32(newLeaf)) }
+            if leaves[newLeaf].items.count > Self.maximumLeafItems { rebalance(leaf: newLeaf) }
+        }
     }
 
     /// Adds `delta` visible scalars to the leaf at `place` in text order (and to the text's).
@@ -294,23 +306,6 @@ struct ItemList {
         visibleSums = VisibleSums(counts: order.lazy.map { leaves[Int($0)].visible })
     }
 
-    private mutating func split(leaf: Int) {
-        while leaves[leaf].items.count > Self.maximumLeafItems {
-            let keep = Self.maximumLeafItems / 2
-            let moved = Array(leaves[leaf].items[keep...])
-            leaves[leaf].items.removeSubrange(keep...)
-            let visible = moved.reduce(0) { $0 + $1.visibleLength }
-            leaves[leaf].visible -= visible
-            // Fill the new leaf from the end of `leaf`'s overflow, so one pass is enough for
-            // the usual case of one item too many.
-            let newLeaf = leaves.count
-            leaves.append(Leaf(items: moved, visible: visible))
-            let position = Int(orderOf[leaf]) + 1
-            order.insert(Int32(newLeaf), at: position)
-            orderOf.append(Int32(position))
-            for index in (position + 1)..<order.count { orderOf[Int(order[index])] = Int32(index) }
-            for item in moved { leafOfSlot.set(item.slot..<(item.slot + Int(item.length)), to: Int32(newLeaf)) }
-            if leaves[newLeaf].items.count > Self.maximumLeafItems { split(leaf: newLeaf) }
-        }
-    }
+    /// The visible scalars of the leaf at `place` in text order.
+    func visible(at place: Int) -> Int { leaves[Int(order[place])].visible }
 }
