@@ -30,6 +30,7 @@ struct VisibleSums: Equatable {
     }
 
     /// Adds `delta` to the count of `place`.
+    @inline(__always)
     mutating func add(_ delta: Int, at place: Int) {
         groups[place / Self.groupSize] += delta
     }

@@ -249,7 +249,7 @@ struct ItemList {
         if recorded != nil { recordInsertion(at: visiblePosition(of: cursor), scalars) }
         let leaf = Int(order[cursor.order])
         leaves[leaf].items.insert(item, at: cursor.index)
-        addVisible(item.visibleLength, at: cursor.order)
+        addVisible(item.visibleLength, to: leaf, at: cursor.order)
         content.append(contentsOf: scalars)
         leafOfSlot.append(scalars.count, in: Int32(leaf))
         recordRun(agent: item.agent, start: item.counter, length: UInt64(item.length), slot: item.slot)
@@ -266,7 +266,7 @@ struct ItemList {
             recorded?.append(change)
         }
         leaves[leaf].items[cursor.index].deleted = true
-        addVisible(-length, at: cursor.order)
+        addVisible(-length, to: leaf, at: cursor.order)
     }
 
     /// Splits `leaf` while it holds more than `maximumLeafItems` items, moving its tail to new
@@ -287,15 +287,16 @@ struct ItemList {
             order.insert(Int32(newLeaf), at: position)
             orderOf.append(Int32(position))
             for index in (position + 1)..<order.count { orderOf[Int(order[index])] = Int32(index) }
-            visibleSums.insert(visible, at: position) { [leaves, order] in leaves[Int(order[$0])].visible }
+            visibleSums.insert(visible, at: position, counts: self.visible(at:))
             for item in moved { leafOfSlot.set(item.slot..<(item.slot + Int(item.length)), to: Int32(newLeaf)) }
             if leaves[newLeaf].items.count > Self.maximumLeafItems { rebalance(leaf: newLeaf) }
         }
     }
 
-    /// Adds `delta` visible scalars to the leaf at `place` in text order (and to the text's).
-    mutating func addVisible(_ delta: Int, at place: Int) {
-        leaves[Int(order[place])].visible += delta
+    /// Adds `delta` visible scalars to `leaf`, at `place` in text order (and to the text's).
+    @inline(__always)
+    mutating func addVisible(_ delta: Int, to leaf: Int, at place: Int) {
+        leaves[leaf].visible += delta
         visibleCount += delta
         visibleSums.add(delta, at: place)
     }

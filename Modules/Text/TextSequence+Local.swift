@@ -65,7 +65,7 @@ extension TextSequence {
         else { return false }
         if list.recorded != nil { list.recordInsertion(at: list.visiblePosition(of: cursor), scalars) }
         list.leaves[leaf].items[index].length += UInt32(scalars.count)
-        list.addVisible(scalars.count, at: cursor.order)
+        list.addVisible(scalars.count, to: leaf, at: cursor.order)
         list.content.append(contentsOf: scalars)
         list.leafOfSlot.append(scalars.count, in: Int32(leaf))
         list.recordRun(agent: agent, start: counter, length: UInt64(scalars.count), slot: item.slot + Int(item.length))
