@@ -287,7 +287,9 @@ struct ItemList {
             order.insert(Int32(newLeaf), at: position)
             orderOf.append(Int32(position))
             for index in (position + 1)..<order.count { orderOf[Int(order[index])] = Int32(index) }
-            visibleSums.insert(visible, at: position, counts: self.visible(at:))
+            // The leaves and order captured alone: a method of `self` would capture the sums
+            // too, and the insert would then copy them.
+            visibleSums.insert(visible, at: position) { [leaves, order] in leaves[Int(order[$0])].visible }
             for item in moved { leafOfSlot.set(item.slot..<(item.slot + Int(item.length)), to: Int32(newLeaf)) }
             if leaves[newLeaf].items.count > Self.maximumLeafItems { rebalance(leaf: newLeaf) }
         }
