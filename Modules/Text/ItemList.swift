@@ -91,7 +91,8 @@ struct ItemList {
     var leaves: [Leaf] = [Leaf()]
     var order: [Int32] = [0]
     var orderOf: [Int32] = [0]
-    /// Each leaf's `visible`, by its place in `order`, summed for log-time lookups.
+    /// Each leaf's `visible`, by its place in `order`, summed by groups of places (a
+    /// position's leaf found without walking every leaf before it).
     var visibleSums = VisibleSums(counts: [0])
     /// Every inserted scalar, by slot.
     var content = SlotScalars()

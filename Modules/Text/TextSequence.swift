@@ -210,12 +210,12 @@ extension TextSequence: Equatable {
     /// Whether both are copies of one state that neither changed since (every array still
     /// shared, copy-on-write not triggered): equal without looking at a scalar. A store
     /// compares its contents before and after every write, and most texts are untouched.
+    /// The list's visible sums are not looked at: they change only with its leaves.
     func sharesStorage(with other: TextSequence) -> Bool {
         func same<T>(_ a: [T], _ b: [T]) -> Bool {
             a.count == b.count && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
         }
         return same(list.leaves, other.list.leaves) && same(list.order, other.list.order) && same(list.orderOf, other.list.orderOf)
-            && list.visibleSums == other.list.visibleSums
             && list.content.sharesStorage(with: other.list.content) && list.leafOfSlot.sharesStorage(with: other.list.leafOfSlot) && same(list.runs, other.list.runs)
             && list.visibleCount == other.list.visibleCount && same(agents, other.agents) && same(nextCounter, other.nextCounter)
             && same(pending, other.pending)
