@@ -123,19 +123,65 @@ extension StoreContents {
         _ operations: [TextOperation], object: ObjectID, attribute: String, seed: () -> TextSequence
     ) -> (changes: [TextChange], countBefore: Int) {
         if sync.texts[object]?[attribute] == nil { sync.texts[object, default: [:]][attribute] = seed() }
+        return inPlace(object: object, attribute: attribute) { sequence, applied in
+            Self.apply(operations, to: &sequence, noting: &applied)
+        }
+    }
+
+    /// Applies the operations `operations(step, text)` makes for each of `steps` steps in turn,
+    /// each made from the text as the steps before left it (an editor's edits at their
+    /// positions), in place on the text `attribute` of `object`, started from `seed()` when it
+    /// has none (and left without one when the steps make nothing). What
+    /// ``applyText(_:object:attribute:seed:)`` does, with the text looked up, its changes
+    /// recorded and the journal noted once for all the steps. Returns what they changed in
+    /// the visible text, the text's length before, and every operation made. A step that
+    /// throws stops them; the text then holds the steps before it, unjournaled, and the
+    /// caller's transaction must not commit.
+    public mutating func editText(
+        object: ObjectID, attribute: String, seed: () -> TextSequence, steps: Int,
+        operations: (_ step: Int, _ text: TextSequence) throws -> [TextOperation]
+    ) rethrows -> (changes: [TextChange], countBefore: Int, made: [TextOperation]) {
+        let seeded = sync.texts[object]?[attribute] == nil
+        if seeded { sync.texts[object, default: [:]][attribute] = seed() }
+        var made: [TextOperation] = []
+        let (changes, countBefore) = try inPlace(object: object, attribute: attribute) { sequence, applied in
+            for step in 0..<steps {
+                let operations = try operations(step, sequence)
+                made += operations
+                Self.apply(operations, to: &sequence, noting: &applied)
+            }
+        }
+        if seeded, made.isEmpty {
+            sync.texts[object]?[attribute] = nil
+            if sync.texts[object]?.isEmpty == true { sync.texts[object] = nil }
+        }
+        return (changes, countBefore, made)
+    }
+
+    /// Runs `body` on the text `attribute` of `object` where it is (a copy of the state would
+    /// copy every scalar of a long text), and notes the operations it applied in
+    /// ``textJournal``. Returns what they changed in the visible text and its length before.
+    private mutating func inPlace(
+        object: ObjectID, attribute: String, _ body: (inout TextSequence, inout [TextOperation]) throws -> Void
+    ) rethrows -> (changes: [TextChange], countBefore: Int) {
         var applied: [TextOperation] = []
         var base: UInt64 = 0, revision: UInt64 = 0, countBefore = 0
-        // In place: a copy of the state would copy every scalar of a long text.
-        let changes = sync.texts[object]?[attribute]?.recordingChanges { (sequence: inout TextSequence) in
+        let changes = try sync.texts[object]?[attribute]?.recordingChanges { (sequence: inout TextSequence) throws in
             base = sequence.revision
             countBefore = sequence.count
-            for operation in operations {
-                guard let outcome = try? sequence.apply(operation), outcome != .alreadyApplied else { continue }
-                applied.append(operation)
-            }
+            try body(&sequence, &applied)
             revision = sequence.revision
         }
         textJournal.record(TextJournal.Key(object: object, attribute: attribute), base: base, operations: applied, revision: revision)
         return (changes ?? [], countBefore)
+    }
+
+    /// Applies `operations`, noting in `applied` those the text took: one it refuses (a state
+    /// past its limits) or already held is left out.
+    private static func apply(_ operations: [TextOperation], to sequence: inout TextSequence, noting applied: inout [TextOperation]) {
+        for operation in operations {
+            guard let outcome = try? sequence.apply(operation), outcome != .alreadyApplied else { continue }
+            applied.append(operation)
+        }
     }
 }

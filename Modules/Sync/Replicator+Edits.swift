@@ -57,17 +57,27 @@ extension Replicator {
     ) throws -> ([LoggedChange], [TextJournal.Key: Merge.AppliedText]) {
         var logged = logged
         var applied: [TextJournal.Key: Merge.AppliedText] = [:]
-        for edit in edits {
-            guard let record = contents.graph.objects[edit.object] else { continue }
-            let key = TextJournal.Key(object: edit.object, attribute: edit.attribute)
-            let seed = { Merge.seeded(from: record.attributes[edit.attribute]) }
-            // Read where it is (no copy kept alive into the apply below, which changes it in place).
-            let operations = try operations(for: edit, in: contents.sync.texts[edit.object]?[edit.attribute] ?? seed(), by: agent, salt: salt)
-            // An edit that changes nothing leaves the store's text as the copying path does.
-            guard !operations.isEmpty else { continue }
-            let (made, countBefore) = contents.applyText(operations, object: edit.object, attribute: edit.attribute, seed: seed)
-            applied[key, default: Merge.AppliedText(changes: [], countBefore: countBefore)].changes += made
-            add(operations, of: edit, entity: record.entity, to: &logged)
+        var start = edits.startIndex
+        while start < edits.endIndex {
+            // The edits of one text in a row (all of them, for an editor's save) are made and
+            // applied in one pass over the text, and logged as one list.
+            let first = edits[start]
+            var end = start + 1
+            while end < edits.endIndex, edits[end].object == first.object, edits[end].attribute == first.attribute { end += 1 }
+            let group = edits[start..<end]
+            start = end
+            guard let record = contents.graph.objects[first.object] else { continue }
+            let key = TextJournal.Key(object: first.object, attribute: first.attribute)
+            let (changes, countBefore, made) = try contents.editText(
+                object: first.object, attribute: first.attribute, seed: { Merge.seeded(from: record.attributes[first.attribute]) },
+                steps: group.count
+            ) { step, sequence in
+                try operations(for: group[group.startIndex + step], in: sequence, by: agent, salt: salt)
+            }
+            // Edits that change nothing leave the store's text as the copying path does.
+            guard !made.isEmpty else { continue }
+            applied[key, default: Merge.AppliedText(changes: [], countBefore: countBefore)].changes += changes
+            add(made, of: first, entity: record.entity, to: &logged)
         }
         return (logged, applied)
     }

@@ -12,11 +12,6 @@ public struct TextChange: Hashable, Sendable {
         self.inserted = inserted
     }
 
-    /// `text`, of `count` Unicode scalars, with `changes` made to it in order: one change is
-    /// spliced from the string's UTF-8 (a text of ASCII is indexed in constant time); several
-    /// are made on one array of its bytes (or scalars, past ASCII) and the string is built once,
-    /// never once per change. Nil when a change reaches past the end of the text or removes
-    /// scalars it does not hold.
     /// Applies `changes` to `text` (of `count` scalars) in place: an insertion at the end, what
     /// typing or an append makes, is appended to the text's own storage, with no copy when the
     /// caller holds the only reference to it; anything else as ``applying(_:to:count:)``.
@@ -39,29 +34,44 @@ public struct TextChange: Hashable, Sendable {
         return true
     }
 
+    /// `text`, of `count` Unicode scalars, with `changes` made to it in order: one change is
+    /// spliced from the string's UTF-8 (a text of ASCII is indexed in constant time); several
+    /// are made on one copy of its bytes (or scalars, past ASCII) with a gap at the last change
+    /// (``GapBuffer``), so a change moves only what lies between it and the one before, and the
+    /// string is built once. Nil when a change reaches past the end of the text or removes
+    /// scalars it does not hold.
     public static func applying(_ changes: [TextChange], to text: String, count: Int) -> String? {
         guard changes.count > 1 else {
             guard let change = changes.first else { return text }
             return splicing(change, into: text, count: count)
         }
         let ascii = text.utf8.count == count
+        let inserted = changes.reduce(0) { $0 &+ $1.inserted.count }
         if ascii, changes.allSatisfy({ $0.inserted.allSatisfy(\.isASCII) }) {
-            var bytes = Array(text.utf8)
+            var buffer = GapBuffer(Array(text.utf8), gap: inserted, at: changes[0].position, filler: 0)
             for change in changes {
-                guard let range = range(of: change, in: bytes.count),
-                      bytes[range].elementsEqual(change.removed, by: { UInt32($0) == $1.value }) else { return nil }
-                bytes.replaceSubrange(range, with: change.inserted.map { UInt8(truncatingIfNeeded: $0.value) })
+                guard buffer.replace(at: change.position, removing: change.removed, by: { UInt32($0) == $1.value },
+                                     inserting: change.inserted.lazy.map { UInt8(truncatingIfNeeded: $0.value) }) else { return nil }
             }
-            return String(decoding: bytes, as: UTF8.self)
+            return buffer.withParts { front, back in
+                String(unsafeUninitializedCapacity: front.count + back.count) { output in
+                    guard let base = output.baseAddress else { return 0 }
+                    if let start = front.baseAddress { base.initialize(from: start, count: front.count) }
+                    if let start = back.baseAddress { (base + front.count).initialize(from: start, count: back.count) }
+                    return front.count + back.count
+                }
+            }
         }
-        var scalars = Array(text.unicodeScalars)
+        var buffer = GapBuffer(Array(text.unicodeScalars), gap: inserted, at: changes[0].position, filler: " ")
         for change in changes {
-            guard let range = range(of: change, in: scalars.count), scalars[range].elementsEqual(change.removed) else { return nil }
-            scalars.replaceSubrange(range, with: change.inserted)
+            guard buffer.replace(at: change.position, removing: change.removed, by: ==, inserting: change.inserted) else { return nil }
         }
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: scalars)
-        return String(view)
+        return buffer.withParts { front, back in
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: front)
+            view.append(contentsOf: back)
+            return String(view)
+        }
     }
 
     /// The positions `change` removes, when they are inside a text of `count` scalars.
