@@ -128,28 +128,27 @@ extension StoreContents {
         }
     }
 
-    /// Applies the operations `operations(step, text)` makes for each of `steps` steps in turn,
-    /// each made from the text as the steps before left it (an editor's edits at their
-    /// positions), in place on the text `attribute` of `object`, started from `seed()` when it
-    /// has none (and left without one when the steps make nothing). What
-    /// ``applyText(_:object:attribute:seed:)`` does, with the text looked up, its changes
-    /// recorded and the journal noted once for all the steps. Returns what they changed in
-    /// the visible text, the text's length before, and every operation made. A step that
-    /// throws stops them; the text then holds the steps before it, unjournaled, and the
-    /// caller's transaction must not commit.
+    /// Runs `edit(step, &text)` for each of `steps` steps in turn on the text `attribute` of
+    /// `object`, in place (started from `seed()` when it has none, and left without one when
+    /// the steps make nothing): each step changes the text (an editor's edit at its position,
+    /// ``Text/TextSequence/replace(_:with:by:from:)``) and returns the operations it applied.
+    /// What ``applyText(_:object:attribute:seed:)`` does for operations made elsewhere, with
+    /// the text looked up, its changes recorded and the journal noted once for all the steps.
+    /// Returns what they changed in the visible text, the text's length before, and the
+    /// operations. A step that throws stops them; the text then holds the steps before it,
+    /// unjournaled, and the caller's transaction must not commit.
     public mutating func editText(
         object: ObjectID, attribute: String, seed: () -> TextSequence, steps: Int,
-        operations: (_ step: Int, _ text: TextSequence) throws -> [TextOperation]
+        _ edit: (_ step: Int, _ text: inout TextSequence) throws -> [TextOperation]
     ) rethrows -> (changes: [TextChange], countBefore: Int, made: [TextOperation]) {
         let seeded = sync.texts[object]?[attribute] == nil
         if seeded { sync.texts[object, default: [:]][attribute] = seed() }
         var made: [TextOperation] = []
         let (changes, countBefore) = try inPlace(object: object, attribute: attribute) { sequence, applied in
             for step in 0..<steps {
-                let operations = try operations(step, sequence)
-                made += operations
-                Self.apply(operations, to: &sequence, noting: &applied)
+                applied += try edit(step, &sequence)
             }
+            made = applied
         }
         if seeded, made.isEmpty {
             sync.texts[object]?[attribute] = nil

@@ -47,10 +47,11 @@ extension Replicator {
     }
 
     /// ``textOperations(_:adding:by:salt:in:)`` made on the store's own texts, in place: each
-    /// edit's operations are applied as they are made (the next edit counts its position in the
-    /// text they left), noted in the store's text journal, and what they changed is returned
-    /// per text for ``Merge``, which does not apply them again. A save then costs what its
-    /// edits cost: no copy of a text's whole state, each operation applied once. The same
+    /// edit is made at its position where it is (``Text/TextSequence/replace(_:with:by:from:)``,
+    /// so the next edit counts its position in the text it left), the edits of one text are
+    /// noted in the store's text journal together, and what they changed is returned per text
+    /// for ``Merge``, which does not apply them again. A save then costs what its edits cost:
+    /// no copy of a text's whole state, no second lookup of an edit's place. The same
     /// operations, with the same ids, as the copying path.
     static func applyEdits(
         _ edits: [TextEdit], adding logged: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: inout StoreContents
@@ -72,7 +73,9 @@ extension Replicator {
                 object: first.object, attribute: first.attribute, seed: { Merge.seeded(from: record.attributes[first.attribute]) },
                 steps: group.count
             ) { step, sequence in
-                try operations(for: group[group.startIndex + step], in: sequence, by: agent, salt: salt)
+                let edit = group[group.startIndex + step]
+                let (range, scalars) = try edit.resolved(count: sequence.count)
+                return try sequence.replace(range, with: scalars, by: agent, from: firstCounter(in: sequence, by: agent, hash: hash(of: range, scalars, salt: salt)))
             }
             // Edits that change nothing leave the store's text as the copying path does.
             guard !made.isEmpty else { continue }
@@ -86,10 +89,15 @@ extension Replicator {
     /// agent's last (``firstCounter(in:by:hash:)``).
     static func operations(for edit: TextEdit, in sequence: TextSequence, by agent: Agent, salt: FNV1a) throws -> [TextOperation] {
         let (range, scalars) = try edit.resolved(count: sequence.count)
+        return try sequence.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: sequence, by: agent, hash: hash(of: range, scalars, salt: salt)))
+    }
+
+    /// What an edit's first new id is chosen by: the save's salt, the edit's place and text.
+    private static func hash(of range: Range<Int>, _ scalars: [Unicode.Scalar], salt: FNV1a) -> FNV1a {
         var hash = salt
         hash.mix(UInt64(range.lowerBound))
         for scalar in scalars { hash.mix(UInt64(scalar.value)) }
-        return try sequence.operations(replacing: range, with: scalars, by: agent, from: firstCounter(in: sequence, by: agent, hash: hash))
+        return hash
     }
 
     /// `operations` of `edit` added to the last change of its object in `logged` (the save's

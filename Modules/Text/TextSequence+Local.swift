@@ -13,13 +13,19 @@ extension TextSequence {
     /// Inserts `scalars` at `position` as `agent`; see `insert(_:at:by:)`.
     @discardableResult
     public mutating func insert(_ scalars: [Unicode.Scalar], at position: Int, by agent: Agent) throws(TextError) -> TextOperation {
+        try insert(scalars, at: position, by: agent, from: nil)
+    }
+
+    /// Inserts `scalars` at `position` as `agent`, with ids from `first` on (the agent's next
+    /// counter when nil; never below it).
+    private mutating func insert(_ scalars: [Unicode.Scalar], at position: Int, by agent: Agent, from first: UInt64?) throws(TextError) -> TextOperation {
         guard position >= 0, position <= count else { throw .positionOutOfRange(position: position, count: count) }
         guard !scalars.isEmpty else { throw .emptyRun }
         guard scalars.count <= TextOperation.maximumRunLength else { throw .runTooLong(scalars.count) }
         guard list.content.count + scalars.count <= Int(Int32.max) else { throw .stateTooLarge }
         changed()
         let number = intern(agent)
-        let counter = nextCounter[Int(number)]
+        let counter = max(first ?? 0, nextCounter[Int(number)])
         let (end, overflow) = counter.addingReportingOverflow(UInt64(scalars.count))
         guard !overflow else { throw .countersExhausted(agent) }
 
@@ -70,6 +76,38 @@ extension TextSequence {
         list.leafOfSlot.append(scalars.count, in: Int32(leaf))
         list.recordRun(agent: agent, start: counter, length: UInt64(scalars.count), slot: item.slot + Int(item.length))
         return true
+    }
+
+    /// Replaces the visible scalars in `range` with `scalars` as `agent`, new ids from
+    /// `counter` on, and returns the operations: those ``operations(replacing:with:by:from:)``
+    /// makes, applied here as they are made (deletes first, then inserts of at most
+    /// `TextOperation.maximumRunLength` scalars each), with no second lookup of their places.
+    /// An editor's edit at its position, saved. A `counter` below the agent's next counter
+    /// (ids it used) is refused like one past `UInt64.max`.
+    ///
+    /// - Throws: `TextError.positionOutOfRange` when `range` reaches outside the text,
+    ///   `.countersExhausted` when the new ids would pass `UInt64.max` or reuse the agent's,
+    ///   `.stateTooLarge` past the state's limit; the text may then hold the deletes.
+    public mutating func replace(
+        _ range: Range<Int>, with scalars: [Unicode.Scalar], by agent: Agent, from counter: UInt64
+    ) throws(TextError) -> [TextOperation] {
+        guard range.lowerBound >= 0, range.upperBound <= count else {
+            throw .positionOutOfRange(position: range.lowerBound < 0 ? range.lowerBound : range.upperBound, count: count)
+        }
+        let (_, overflow) = counter.addingReportingOverflow(UInt64(scalars.count))
+        guard !overflow, counter >= nextCounter(for: agent) else { throw .countersExhausted(agent) }
+        var operations = try delete(range, by: agent)
+        var start = 0
+        var next = counter
+        while start < scalars.count {
+            let end = min(scalars.count, start + TextOperation.maximumRunLength)
+            operations.append(try insert(Array(scalars[start..<end]), at: range.lowerBound + start, by: agent, from: next))
+            next += UInt64(end - start)
+            start = end
+        }
+        // As `apply(_:)` does after an operation: one that waited for these ids goes in.
+        if !pending.isEmpty, !operations.isEmpty { drainPending() }
+        return operations
     }
 
     /// Deletes the visible scalars in `range` and returns the operations naming them: runs of
