@@ -53,7 +53,11 @@ package struct ByteWriter {
 
     package mutating func varint(_ value: Int) { varint(UInt64(clamping: value)) }
 
-    package mutating func agent(_ agent: Agent) { bytes.append(contentsOf: agent.bytes) }
+    /// An agent's 16 bytes, high half first, each big-endian (``Agent/bytes``), with no array
+    /// made for them.
+    package mutating func agent(_ agent: Agent) {
+        withUnsafeBytes(of: (agent.high.bigEndian, agent.low.bigEndian)) { bytes.append(contentsOf: $0) }
+    }
 
     package mutating func raw(_ more: some Collection<UInt8>) { bytes.append(contentsOf: more) }
 

@@ -15,14 +15,16 @@ struct GapBuffer<Element: BitwiseCopyable> {
 
     /// `elements` with a gap of `gap` elements at `position` (clamped to the elements): room
     /// for that many insertions before the storage grows.
-    init(_ elements: [Element], gap: Int, at position: Int, filler: Element) {
-        let split = min(max(position, 0), elements.count)
+    init(_ elements: some Collection<Element>, gap: Int, at position: Int, filler: Element) {
+        let count = elements.count
+        let split = min(max(position, 0), count)
         let room = max(gap, 16)
         var storage: [Element] = []
-        storage.reserveCapacity(elements.count + room)
-        storage.append(contentsOf: elements[..<split])
+        storage.reserveCapacity(count + room)
+        // Copied straight from the collection (a string's UTF-8 is copied whole, not by element).
+        storage.append(contentsOf: elements.prefix(split))
         storage.append(contentsOf: repeatElement(filler, count: room))
-        storage.append(contentsOf: elements[split...])
+        storage.append(contentsOf: elements.dropFirst(split))
         self.storage = storage
         self.filler = filler
         gapStart = split

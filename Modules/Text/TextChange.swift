@@ -48,7 +48,7 @@ public struct TextChange: Hashable, Sendable {
         let ascii = text.utf8.count == count
         let inserted = changes.reduce(0) { $0 &+ $1.inserted.count }
         if ascii, changes.allSatisfy({ $0.inserted.allSatisfy(\.isASCII) }) {
-            var buffer = GapBuffer(Array(text.utf8), gap: inserted, at: changes[0].position, filler: 0)
+            var buffer = GapBuffer(text.utf8, gap: inserted, at: changes[0].position, filler: 0)
             for change in changes {
                 guard buffer.replace(at: change.position, removing: change.removed, by: { UInt32($0) == $1.value },
                                      inserting: change.inserted.lazy.map { UInt8(truncatingIfNeeded: $0.value) }) else { return nil }
@@ -62,7 +62,7 @@ public struct TextChange: Hashable, Sendable {
                 }
             }
         }
-        var buffer = GapBuffer(Array(text.unicodeScalars), gap: inserted, at: changes[0].position, filler: " ")
+        var buffer = GapBuffer(text.unicodeScalars, gap: inserted, at: changes[0].position, filler: " ")
         for change in changes {
             guard buffer.replace(at: change.position, removing: change.removed, by: ==, inserting: change.inserted) else { return nil }
         }

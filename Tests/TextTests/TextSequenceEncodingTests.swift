@@ -4,6 +4,18 @@ import TestSupport
 
 /// Operations and states to bytes and back; hostile bytes give errors, not crashes.
 @Suite struct TextSequenceEncodingTests {
+    /// An agent is written as its 16 bytes, high half first, each half big-endian: the bytes
+    /// every reader of the container format takes it back from.
+    @Test func anAgentIsWrittenAsItsSixteenBytes() throws {
+        let agent = Agent(high: 0x0102_0304_0506_0708, low: 0x090A_0B0C_0D0E_0F10)
+        var writer = ByteWriter()
+        writer.agent(agent)
+        #expect(writer.bytes == Array(1...16))
+        #expect(writer.bytes == agent.bytes)
+        var reader = ByteReader(writer.bytes)
+        #expect(try reader.agent() == agent)
+    }
+
     static func sampleOperations() throws -> (TextSequence, [TextOperation]) {
         var text = TextSequence()
         var operations: [TextOperation] = []
