@@ -21,7 +21,6 @@ struct GapBuffer<Element: BitwiseCopyable> {
         let room = max(gap, 16)
         var storage: [Element] = []
         storage.reserveCapacity(count + room)
-        // Copied straight from the collection (a string's UTF-8 is copied whole, not by element).
         storage.append(contentsOf: elements.prefix(split))
         storage.append(contentsOf: repeatElement(filler, count: room))
         storage.append(contentsOf: elements.dropFirst(split))
