@@ -99,7 +99,6 @@ extension Replicator {
                     pending.insert(contentsOf: batch[position...], at: 0)
                     break
                 }
-                let url = container.logURL(document, device: origin, sequence: sequence)
                 do {
                     let log = try container.readLog(document, device: origin, sequence: sequence, refusing: refusedContainers)
                     if let skipped = firstUnreadable[origin] {
@@ -118,6 +117,8 @@ extension Replicator {
                 } catch {
                     if firstUnreadable[origin] == nil { firstUnreadable[origin] = sequence }
                     // Its writer is the one device sure to hold what it did.
+                    // The file's URL made only here: building one costs more than reading a small log.
+                    let url = container.logURL(document, device: origin, sequence: sequence)
                     unreadable[origin, default: []].append(QuarantinedFile(url: url, reason: error.description, wayOut: .replaceDamaged(writer: origin)))
                 }
             }
