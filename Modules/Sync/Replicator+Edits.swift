@@ -52,7 +52,8 @@ extension Replicator {
     /// noted in the store's text journal together, and what they changed is returned per text
     /// for ``Merge``, which does not apply them again. A save then costs what its edits cost:
     /// no copy of a text's whole state, no second lookup of an edit's place. The same
-    /// operations, with the same ids, as the copying path.
+    /// operations, with the same ids, as the copying path. An edit the text refuses (a state
+    /// past its limits) fails the save: nothing is logged that this store does not hold.
     static func applyEdits(
         _ edits: [TextEdit], adding logged: [LoggedChange], by agent: Agent, salt: FNV1a, in contents: inout StoreContents
     ) throws -> ([LoggedChange], [TextJournal.Key: Merge.AppliedText]) {

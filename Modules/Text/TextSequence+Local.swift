@@ -17,7 +17,9 @@ extension TextSequence {
     }
 
     /// Inserts `scalars` at `position` as `agent`, with ids from `first` on (the agent's next
-    /// counter when nil; never below it).
+    /// counter when nil; never below it). Typing on at the end of one's own run grows that
+    /// run; with ids from `first`, the insert is an item of its own, as its operation's apply
+    /// makes it (later deletes then name the same ranges on both paths).
     private mutating func insert(_ scalars: [Unicode.Scalar], at position: Int, by agent: Agent, from first: UInt64?) throws(TextError) -> TextOperation {
         guard position >= 0, position <= count else { throw .positionOutOfRange(position: position, count: count) }
         guard !scalars.isEmpty else { throw .emptyRun }
@@ -42,7 +44,7 @@ extension TextSequence {
         var next = cursor
         let originRight = list.normalize(&next) ? list.item(at: next).id(at: 0) : LocalID.none
 
-        if position > 0, extendRun(before: cursor, agent: number, counter: counter, originRight: originRight, scalars: scalars) {
+        if position > 0, first == nil, extendRun(before: cursor, agent: number, counter: counter, originRight: originRight, scalars: scalars) {
             // Typing on at the end of one's own run: the run grows, no new item.
         } else {
             let item = Item(
@@ -96,7 +98,8 @@ extension TextSequence {
         }
         let (_, overflow) = counter.addingReportingOverflow(UInt64(scalars.count))
         guard !overflow, counter >= nextCounter(for: agent) else { throw .countersExhausted(agent) }
-        var operations = try delete(range, by: agent)
+        // The state an operation's apply leaves: a delete alone adds no agent to the table.
+        var operations = try delete(range, interning: nil)
         var start = 0
         var next = counter
         while start < scalars.count {
@@ -119,12 +122,18 @@ extension TextSequence {
     /// - Throws: `TextError.positionOutOfRange` when the range reaches outside the text.
     @discardableResult
     public mutating func delete(_ range: Range<Int>, by agent: Agent) throws(TextError) -> [TextOperation] {
+        try delete(range, interning: agent)
+    }
+
+    /// ``delete(_:by:)``, with `agent` added to the agent table when given (a delete names
+    /// the deleted scalars' agents, not its own: applied as an operation it adds none).
+    private mutating func delete(_ range: Range<Int>, interning agent: Agent?) throws(TextError) -> [TextOperation] {
         guard range.lowerBound >= 0, range.upperBound <= count else {
             throw .positionOutOfRange(position: range.lowerBound < 0 ? range.lowerBound : range.upperBound, count: count)
         }
         guard !range.isEmpty else { return [] }
         changed()
-        _ = intern(agent)
+        if let agent { _ = intern(agent) }
         var (cursor, offset) = list.findVisible(range.lowerBound)
         var remaining = range.count
         var deleted: [TextIDRange] = []

@@ -37,17 +37,44 @@ import Text
 
             let made = try start.operations(replacing: range, with: scalars, by: me, from: counter)
             var viaOperations = start
-            for operation in made { try viaOperations.apply(operation) }
+            let changesViaOperations = try viaOperations.recordingChanges { (text: inout TextSequence) throws(TextError) in
+                for operation in made { try text.apply(operation) }
+            }
             var replaced = start
-            let operations = try replaced.replace(range, with: scalars, by: me, from: counter)
+            var operations: [TextOperation] = []
+            let changes = try replaced.recordingChanges { (text: inout TextSequence) throws(TextError) in
+                operations = try text.replace(range, with: scalars, by: me, from: counter)
+            }
 
             #expect(operations == made, "round \(round)")
-            #expect(replaced.text == viaOperations.text, "round \(round)")
+            #expect(replaced == viaOperations, "round \(round)")
+            #expect(replaced.encoded == viaOperations.encoded, "round \(round)")
+            #expect(changes == changesViaOperations, "round \(round)")
             #expect(replaced.nextCounter(for: me) == viaOperations.nextCounter(for: me), "round \(round)")
             // A peer that had the start applies them and reads the same text.
             var atPeer = start
             for operation in operations { try atPeer.apply(operation) }
             #expect(atPeer.text == replaced.text, "round \(round)")
+        }
+    }
+
+    /// A delete from a text only the peer typed, with an operation of a third agent waiting
+    /// for an id the text does not have: the same state as the operations' apply.
+    @Test func aDeleteAloneAndAWaitingOperationLeaveTheStateApplyLeaves() throws {
+        var start = TextSequence()
+        try start.insert("peer's words", at: 0, by: peer)
+        let waiting = TextOperation.insert(TextInsertion(
+            id: TextID(agent: Agent(high: 0xC, low: 3), counter: 5), originLeft: TextID(agent: Agent(high: 0xD, low: 4), counter: 0),
+            originRight: nil, scalars: ["w"]))
+        #expect(try start.apply(waiting) == .pending)
+        for (range, scalars) in [(2..<6, [Unicode.Scalar]()), (0..<0, Array("hi ".unicodeScalars))] {
+            let counter = start.nextCounter(for: me) + 1_000
+            var viaOperations = start
+            for operation in try start.operations(replacing: range, with: scalars, by: me, from: counter) { try viaOperations.apply(operation) }
+            var replaced = start
+            _ = try replaced.replace(range, with: scalars, by: me, from: counter)
+            #expect(replaced == viaOperations)
+            #expect(replaced.encoded == viaOperations.encoded)
         }
     }
 
