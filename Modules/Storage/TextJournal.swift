@@ -123,9 +123,14 @@ extension StoreContents {
         _ operations: [TextOperation], object: ObjectID, attribute: String, seed: () -> TextSequence
     ) -> (changes: [TextChange], countBefore: Int) {
         if sync.texts[object]?[attribute] == nil { sync.texts[object, default: [:]][attribute] = seed() }
-        return inPlace(object: object, attribute: attribute) { sequence, applied in
-            Self.apply(operations, to: &sequence, noting: &applied)
+        let (changes, countBefore, _) = inPlace(object: object, attribute: attribute) { sequence, applied in
+            for operation in operations {
+                // One the text refuses (a state past its limits) or already held is left out.
+                guard let outcome = try? sequence.apply(operation), outcome != .alreadyApplied else { continue }
+                applied.append(operation)
+            }
         }
+        return (changes, countBefore)
     }
 
     /// Runs `edit(step, &text)` for each of `steps` steps in turn on the text `attribute` of
@@ -143,12 +148,8 @@ extension StoreContents {
     ) rethrows -> (changes: [TextChange], countBefore: Int, made: [TextOperation]) {
         let seeded = sync.texts[object]?[attribute] == nil
         if seeded { sync.texts[object, default: [:]][attribute] = seed() }
-        var made: [TextOperation] = []
-        let (changes, countBefore) = try inPlace(object: object, attribute: attribute) { sequence, applied in
-            for step in 0..<steps {
-                applied += try edit(step, &sequence)
-            }
-            made = applied
+        let (changes, countBefore, made) = try inPlace(object: object, attribute: attribute) { sequence, applied in
+            for step in 0..<steps { applied += try edit(step, &sequence) }
         }
         if seeded, made.isEmpty {
             sync.texts[object]?[attribute] = nil
@@ -159,10 +160,11 @@ extension StoreContents {
 
     /// Runs `body` on the text `attribute` of `object` where it is (a copy of the state would
     /// copy every scalar of a long text), and notes the operations it applied in
-    /// ``textJournal``. Returns what they changed in the visible text and its length before.
+    /// ``textJournal``. Returns what they changed in the visible text, its length before, and
+    /// the operations.
     private mutating func inPlace(
         object: ObjectID, attribute: String, _ body: (inout TextSequence, inout [TextOperation]) throws -> Void
-    ) rethrows -> (changes: [TextChange], countBefore: Int) {
+    ) rethrows -> (changes: [TextChange], countBefore: Int, applied: [TextOperation]) {
         var applied: [TextOperation] = []
         var base: UInt64 = 0, revision: UInt64 = 0, countBefore = 0
         let changes = try sync.texts[object]?[attribute]?.recordingChanges { (sequence: inout TextSequence) throws in
@@ -172,15 +174,6 @@ extension StoreContents {
             revision = sequence.revision
         }
         textJournal.record(TextJournal.Key(object: object, attribute: attribute), base: base, operations: applied, revision: revision)
-        return (changes ?? [], countBefore)
-    }
-
-    /// Applies `operations`, noting in `applied` those the text took: one it refuses (a state
-    /// past its limits) or already held is left out.
-    private static func apply(_ operations: [TextOperation], to sequence: inout TextSequence, noting applied: inout [TextOperation]) {
-        for operation in operations {
-            guard let outcome = try? sequence.apply(operation), outcome != .alreadyApplied else { continue }
-            applied.append(operation)
-        }
+        return (changes ?? [], countBefore, applied)
     }
 }

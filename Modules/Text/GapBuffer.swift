@@ -14,20 +14,25 @@ struct GapBuffer<Element: BitwiseCopyable> {
     private let filler: Element
 
     /// `elements` with a gap of `gap` elements at `position` (clamped to the elements): room
-    /// for that many insertions before the storage grows.
-    init(_ elements: some Collection<Element>, gap: Int, at position: Int, filler: Element) {
-        let count = elements.count
-        let split = min(max(position, 0), count)
+    /// for that many insertions before the storage grows. Taken from a buffer, so each side is
+    /// one copy (a string's UTF-8 view and its slices copy a byte at a time).
+    init(_ elements: UnsafeBufferPointer<Element>, gap: Int, at position: Int, filler: Element) {
+        let split = min(max(position, 0), elements.count)
         let room = max(gap, 16)
         var storage: [Element] = []
-        storage.reserveCapacity(count + room)
-        storage.append(contentsOf: elements.prefix(split))
+        storage.reserveCapacity(elements.count + room)
+        storage.append(contentsOf: UnsafeBufferPointer(rebasing: elements[..<split]))
         storage.append(contentsOf: repeatElement(filler, count: room))
-        storage.append(contentsOf: elements.dropFirst(split))
+        storage.append(contentsOf: UnsafeBufferPointer(rebasing: elements[split...]))
         self.storage = storage
         self.filler = filler
         gapStart = split
         gapEnd = split + room
+    }
+
+    /// `elements` with a gap, as ``init(_:gap:at:filler:)`` makes it from their buffer.
+    init(_ elements: [Element], gap: Int, at position: Int, filler: Element) {
+        self = elements.withUnsafeBufferPointer { GapBuffer($0, gap: gap, at: position, filler: filler) }
     }
 
     /// The number of elements outside the gap.

@@ -48,8 +48,8 @@ public struct TextChange: Hashable, Sendable {
         let ascii = text.utf8.count == count
         let inserted = changes.reduce(0) { $0 &+ $1.inserted.count }
         if ascii, changes.allSatisfy({ $0.inserted.allSatisfy(\.isASCII) }) {
-            // Copied straight from the string's storage: `Array(text.utf8)` and slices of the
-            // UTF-8 view copy a byte at a time, ten times slower for a long text.
+            // Copied straight from the string's storage: `Array(text.utf8)` copies a byte at a
+            // time, ten times slower for a long text.
             let first = changes[0].position
             var buffer = text.utf8.withContiguousStorageIfAvailable { GapBuffer($0, gap: inserted, at: first, filler: 0) }
                 ?? GapBuffer(Array(text.utf8), gap: inserted, at: first, filler: 0)
@@ -66,7 +66,7 @@ public struct TextChange: Hashable, Sendable {
                 }
             }
         }
-        var buffer = GapBuffer(text.unicodeScalars, gap: inserted, at: changes[0].position, filler: " ")
+        var buffer = GapBuffer(Array(text.unicodeScalars), gap: inserted, at: changes[0].position, filler: " ")
         for change in changes {
             guard buffer.replace(at: change.position, removing: change.removed, by: ==, inserting: change.inserted) else { return nil }
         }

@@ -17,7 +17,7 @@ extension TextSequence {
     }
 
     /// Inserts `scalars` at `position` as `agent`, with ids from `first` on (the agent's next
-    /// counter when nil; never below it). Typing on at the end of one's own run grows that
+    /// counter when nil; ``replace(_:with:by:from:)`` checks a given one). Typing on at the end of one's own run grows that
     /// run; with ids from `first`, the insert is an item of its own, as its operation's apply
     /// makes it (later deletes then name the same ranges on both paths).
     private mutating func insert(_ scalars: [Unicode.Scalar], at position: Int, by agent: Agent, from first: UInt64?) throws(TextError) -> TextOperation {
@@ -27,7 +27,7 @@ extension TextSequence {
         guard list.content.count + scalars.count <= Int(Int32.max) else { throw .stateTooLarge }
         changed()
         let number = intern(agent)
-        let counter = max(first ?? 0, nextCounter[Int(number)])
+        let counter = first ?? nextCounter[Int(number)]
         let (end, overflow) = counter.addingReportingOverflow(UInt64(scalars.count))
         guard !overflow else { throw .countersExhausted(agent) }
 
