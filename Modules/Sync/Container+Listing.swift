@@ -13,6 +13,9 @@ public struct DocumentListing: Sendable {
     public var baselineNames: [String] = []
     /// Conflict copies in the document's folders (reported, never imported).
     public var conflictCopies: [URL] = []
+    /// Each device's logs under the temporary names a save writes them by, with the sequence
+    /// of the slot each goes to (``Container/placeUnplacedLogs(_:device:_:bootedAt:refusing:)``).
+    var unplacedLogs: [DeviceID: [(sequence: UInt64, name: String)]] = [:]
 
     /// The devices with a log folder, in order.
     public var devices: [DeviceID] { logs.keys.sorted() }
@@ -48,6 +51,8 @@ extension Container {
             // Only the lower-case spelling is a device's folder (the one a log's path names).
             guard let device = DeviceID(entry.name), device.description == entry.name else { continue }
             listing.logs[device] = names.compactMap { Self.sequence(fromLogName: $0.name) }.sorted()
+            let unplaced = names.compactMap { entry in Self.sequence(fromUnplacedLogName: entry.name).map { (sequence: $0, name: entry.name) } }
+            if !unplaced.isEmpty { listing.unplacedLogs[device] = unplaced.sorted { $0.sequence < $1.sequence } }
         }
         let baselines = handle.entries("baselines", followLinks: false) ?? []
         copies(baselines, in: "baselines")

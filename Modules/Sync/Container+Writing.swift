@@ -92,7 +92,11 @@ extension Container {
     }
 
     /// Puts a log made by ``prepareLog(_:document:device:sequence:)`` in its slot, where
-    /// nothing is, as ``placeLog(_:document:device:sequence:)`` does.
+    /// nothing is, as ``placeLog(_:document:device:sequence:)`` does, but without syncing the
+    /// folder: the log's file was synced under its temporary name, which a journaling file
+    /// system keeps through a power loss, and a power loss that undoes the rename leaves the
+    /// log there for ``placeUnplacedLogs(_:device:_:bootedAt:refusing:)`` to put in its slot
+    /// at the device's next pass (Docs/RELIABILITY.md, "One durable step per save").
     func placePrepared(_ prepared: AtomicFile.PreparedFile) throws(SyncError) -> (url: URL, placement: AtomicFile.Placement) {
         // Checked again: the folders may have changed while the store committed.
         if let problem = symlinkProblem(standardPath: Self.standardPath(ofPath: prepared.path)) {
@@ -101,13 +105,43 @@ extension Container {
         }
         let placement: AtomicFile.Placement
         do {
-            placement = try AtomicFile.placeOnce(prepared)
+            placement = try AtomicFile.placeOnce(prepared, syncingFolder: false)
         } catch {
             throw SyncError(.writeFailed, path: prepared.path, detail: error.description)
         }
         let url = prepared.url
         didChangeFile(url)
         return (url, placement)
+    }
+
+    /// Puts in their slots `device`'s logs that a power loss left under their temporary names
+    /// (`unplaced`, from ``listing(_:)``): a save syncs its log's file and renames it into its
+    /// slot without syncing the folder (``placePrepared(_:)``). Only a readable log of `device`
+    /// for that slot, made before the machine last started (`bootedAt`), is put there, and only
+    /// where the slot is empty; one whose slot holds the same bytes is removed. A log made since
+    /// may be a running process's save before its commit, and is left alone, as is anything else.
+    /// Returns whether a log was put in its slot.
+    func placeUnplacedLogs(
+        _ document: DocumentID, device: DeviceID, _ unplaced: [(sequence: UInt64, name: String)], bootedAt: Date, refusing: Set<UUID>
+    ) -> Bool {
+        let folder = logsPath(document, device: device)
+        var placed = false
+        for (sequence, name) in unplaced {
+            let temporary = folder + "/" + name
+            guard let bytes = try? readBytes(path: temporary, limit: TransactionLog.maximumFileSize),
+                  let log = try? decodeLog(bytes: bytes, document, device: device, sequence: sequence, refusing: refusing),
+                  log.committedAt < bootedAt else { continue }
+            let slot = logPath(document, device: device, sequence: sequence)
+            if let existing = try? readBytes(path: slot, limit: TransactionLog.maximumFileSize) {
+                if existing == bytes { unlink(temporary) }
+                continue
+            }
+            if (try? AtomicFile.placeOnce(temporary: temporary, atPath: slot)) == .exclusive {
+                didChangeFile(URL(fileURLWithPath: slot, isDirectory: false))
+                placed = true
+            }
+        }
+        return placed
     }
 
     /// The URL of a log's slot, its folder made: never through a link.

@@ -142,6 +142,15 @@ public struct Container: Sendable {
         return count == 20 && value > 0 && value <= ContainerBounds.maximumSequence ? value : nil
     }
 
+    /// The sequence of a log's slot from the temporary name a save writes the log by before
+    /// it puts it there (`.tmp-<slot>.<process>.<number>`), or nil for any other name.
+    static func sequence(fromUnplacedLogName name: String) -> UInt64? {
+        guard name.utf8.first == UInt8(ascii: "."), name.hasPrefix(AtomicFile.temporaryPrefix) else { return nil }
+        let slot = String(decoding: name.utf8.dropFirst(AtomicFile.temporaryPrefix.utf8.count).prefix(20), as: UTF8.self)
+        guard let sequence = sequence(fromLogName: slot), AtomicFile.isPreparedName(name, of: slot) else { return nil }
+        return sequence
+    }
+
     // MARK: Reading
 
     /// Names in a folder, without ignored names, sorted; a folder that does not exist has none.

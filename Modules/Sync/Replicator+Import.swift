@@ -24,7 +24,13 @@ extension Replicator {
             return (contents.sync.applied, contents.sync.values[Self.baselinesReadKey, default: ""])
         }()
         // The document's folders, listed once for the plan, the progress and the conflict copies.
-        let listing = container.listing(document)
+        var listing = container.listing(document)
+        // This device's saves whose rename into their slots a power loss undid: put back first,
+        // then imported as its other logs are (Docs/RELIABILITY.md, "One durable step per save").
+        if let unplaced = listing.unplacedLogs[device.id],
+           container.placeUnplacedLogs(document, device: device.id, unplaced, bootedAt: bootedAt(), refusing: refusedContainers) {
+            listing = container.listing(document)
+        }
         report.listing = listing
         report.conflictCopies = listing.conflictCopies.map {
             QuarantinedFile(url: $0, reason: "conflict copy made by the replication engine, not imported")

@@ -51,6 +51,80 @@ import TestSupport
         #expect(try a.text(doc) == "one two three four five")
     }
 
+    /// A save's log is synced under its temporary name and renamed into its slot without a
+    /// sync of the folder: a power loss may undo the rename with the commit. The device's next
+    /// pass puts the log in its slot and imports it, and peers read it as they would have; a
+    /// log made since the machine started (a running process's save) is left where it is.
+    @Test func aSaveWhoseRenameAPowerLossUndidIsPutInItsSlotAtTheNextPass() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let volumeA = PowerLossVolume(), volumeB = PowerLossVolume()
+        var a = device(1, "A", harness, volume: volumeA)
+        let b = device(2, "B", harness, volume: volumeB)
+        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
+        try b.importPending(doc)
+        try a.editWritingAhead(doc, text: "one two")
+        let container = Container(root: harness.container)
+        let slot = container.logURL(doc, device: a.identity.id, sequence: 2)
+        let folder = slot.deletingLastPathComponent()
+        #expect(try a.text(doc) == "one two")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["0000000000000001.log", "0000000000000002.log"])
+
+        // What the power loss leaves: the log under the name it was synced by, the commit undone.
+        let unplaced = folder.appendingPathComponent(".tmp-0000000000000002.log.4242.17", isDirectory: false)
+        try FileManager.default.moveItem(at: slot, to: unplaced)
+        volumeA.powerLoss()
+        #expect(try a.text(doc) == "one")
+        a.replicator.bootedAt = { .distantPast }
+        #expect(try a.importPending(doc).imported.isEmpty, "made since the machine started: another process's save, perhaps not committed")
+        #expect(FileManager.default.fileExists(atPath: unplaced.path))
+
+        harness.clock.advance(1)
+        let restarted = harness.clock.now()
+        a.replicator.bootedAt = { restarted }
+        #expect(try a.importPending(doc).imported.count == 1)
+        #expect(try a.text(doc) == "one two")
+        #expect(!FileManager.default.fileExists(atPath: unplaced.path))
+        #expect(try b.importPending(doc).imported.count == 1)
+        #expect(try b.text(doc) == "one two")
+        try a.editWritingAhead(doc, text: "one two three")
+        #expect(container.logSequences(doc, device: a.identity.id) == [1, 2, 3])
+        try b.importPending(doc)
+        #expect(try b.text(doc) == "one two three")
+    }
+
+    /// Only a log of this device goes into its slot: a copy of a log already in its slot is
+    /// removed, and a file under such a name that is no log of this device (damaged, or
+    /// another device's) stays where it is and is never imported.
+    @Test func aLogLeftUnderItsTemporaryNameGoesInItsSlotOnlyWhenItIsThisDevicesLog() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let volume = PowerLossVolume()
+        var a = device(1, "A", harness, volume: volume)
+        let b = device(2, "B", harness, volume: PowerLossVolume())
+        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
+        try b.importPending(doc)
+        try b.editWritingAhead(doc, text: "one, two")
+        harness.clock.advance(1)
+        let restarted = harness.clock.now()
+        a.replicator.bootedAt = { restarted }
+        let container = Container(root: harness.container)
+        let folder = container.logURL(doc, device: a.identity.id, sequence: 1).deletingLastPathComponent()
+        let copy = folder.appendingPathComponent(".tmp-0000000000000001.log.1.2", isDirectory: false)
+        try FileManager.default.copyItem(at: container.logURL(doc, device: a.identity.id, sequence: 1), to: copy)
+        let damaged = folder.appendingPathComponent(".tmp-0000000000000002.log.1.2", isDirectory: false)
+        try Data("not a log".utf8).write(to: damaged)
+        let othersLog = folder.appendingPathComponent(".tmp-0000000000000003.log.1.2", isDirectory: false)
+        try FileManager.default.copyItem(at: container.logURL(doc, device: b.identity.id, sequence: 1), to: othersLog)
+
+        #expect(try a.importPending(doc).imported.count == 1, "B's save only")
+        #expect(!FileManager.default.fileExists(atPath: copy.path))
+        #expect(FileManager.default.fileExists(atPath: damaged.path))
+        #expect(FileManager.default.fileExists(atPath: othersLog.path))
+        #expect(container.logSequences(doc, device: a.identity.id) == [1])
+        #expect(try a.text(doc) == "one, two")
+    }
+
     /// A save whose log reached the container is not synced in the store (the log is its one
     /// durable step). A power loss undoes the commit; with the container there, the device's
     /// next save imports its own log first, and nothing is lost or applied twice.

@@ -11,6 +11,7 @@ struct SyncDevice {
     let provider: StoreProvider
     let folder: URL
     let kind: StoreKind
+    let clock: TestClock
 
     init(
         _ n: Int, name: String, container: URL, provider: StoreProvider, kind: StoreKind, folder: URL, clock: TestClock, baselineThreshold: Int = 100,
@@ -22,6 +23,7 @@ struct SyncDevice {
         self.provider = provider
         self.folder = folder.appendingPathComponent(name)
         self.kind = kind
+        self.clock = clock
     }
 
     func store(_ document: DocumentID) throws -> any DocumentStore {
@@ -56,6 +58,20 @@ struct SyncDevice {
     /// the container is away).
     func edit(_ document: DocumentID, text: String, durable: Bool = true, ship: Bool = true) throws {
         try save(document, durable: durable, ship: ship) { _ in [.update(ObjectID("text-\(document)"), attributes: ["text": .string(text)])] }
+    }
+
+    /// Saves a text change as the engine's save does with FastSave on: the commit not synced,
+    /// the log written and synced beside its slot while the store commits, then renamed into
+    /// its slot (``Replicator/flush(_:in:after:)``).
+    func editWritingAhead(_ document: DocumentID, text: String) throws {
+        let store = try store(document)
+        defer { store.close() }
+        let clock = clock
+        let commit = try Replicator.commit(
+            document: document, device: identity, format: replicator.format, keys: replicator.container.keys, now: { clock.now() }, to: store,
+            ship: true, durable: false, writingLogAheadTo: replicator.container
+        ) { _ in ([.update(ObjectID("text-\(document)"), attributes: ["text": .string(text)])], []) }
+        try replicator.flush(document, in: store, after: commit)
     }
 
     /// Ships what waits in the outbox.
