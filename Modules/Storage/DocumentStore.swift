@@ -50,10 +50,10 @@ public protocol DocumentStore: AnyObject, Sendable {
     func sync() throws(StoreError)
 
     /// Takes the logs at `sequences` out of the outbox, not synced: they are in the container,
-    /// durably. The commit may happen after this returns, on the store's own queue (the SQLite
-    /// store), but before any later read or write of this store object: what this process
-    /// reads next never shows them. A commit that fails leaves them in the outbox, and the next
-    /// flush finds them in place (the same bytes) and takes them out then.
+    /// durably. The commit may come later (the SQLite store makes it part of this object's next
+    /// write, or of its close), but what this store object reads from now on never shows them.
+    /// Until that commit, another process (or another object on the same file) finds them in
+    /// the outbox, and a flush there finds them in place (the same bytes) and takes them out.
     /// - Throws: ``StoreError`` (a store already closed, or a commit made at once that failed).
     func dropShipped(_ sequences: Set<UInt64>) throws
 

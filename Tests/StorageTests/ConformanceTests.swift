@@ -70,6 +70,35 @@ private func richContents() -> StoreContents {
         #expect(expected.graph.objects.count == 1 && expected.sync.outbox.count == 1)
     }
 
+    /// Logs taken out of the outbox once shipped: the store object that took them out never
+    /// shows them again, its next write (whatever it changes) or its close commits their
+    /// removal, and the logs saved after them stay.
+    @Test(arguments: Backend.allCases)
+    func shippedLogsLeaveTheOutboxByTheNextWriteOrTheClose(backend: Backend) throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try backend.open(folder)
+        try store.write { $0.sync.outbox = [1: Data("one".utf8), 2: Data("two".utf8)] }
+        try store.dropShipped([1])
+        #expect(try store.read().sync.outbox == [2: Data("two".utf8)])
+        let outbox = try store.write(durable: false) { contents -> [UInt64: Data] in
+            contents.sync.outbox[3] = Data("three".utf8)
+            return contents.sync.outbox
+        }
+        #expect(outbox == [2: Data("two".utf8), 3: Data("three".utf8)], "a write sees what a read sees")
+        let other = try backend.open(folder, create: false)
+        #expect(try other.read().sync.outbox == outbox, "the next write took log 1 out")
+        other.close()
+
+        try store.dropShipped([2, 3])
+        #expect(try store.read().sync.outbox.isEmpty)
+        store.close()
+        let reopened = try backend.open(folder, create: false)
+        defer { reopened.close() }
+        #expect(try reopened.read().sync.outbox.isEmpty, "the close took logs 2 and 3 out")
+        #expect(throws: StoreError.self) { try store.dropShipped([4]) }
+    }
+
     /// A commit that is not synced is still a commit: another connection sees it at once, a
     /// reopened store holds it, and `sync()` then a durable commit keep it (what a save whose log
     /// is its durable step relies on; a power loss cannot be staged in a test).

@@ -36,8 +36,10 @@ public final class SQLiteDocumentStore: DocumentStore {
     private let writeAheadLogIsNew: Mutex<Bool>
     /// The `synchronous` level the last commit ran at (for tests).
     private let lastCommitLevelSeen = Mutex<String?>(nil)
-    /// A queued ``dropShipped(_:)`` failed: the next one runs at once and throws.
-    private let dropFailed = Mutex(false)
+    /// Logs ``dropShipped(_:)`` took out of the outbox that are still in the committed one:
+    /// the next write of this object takes them out in its own transaction, and what it reads
+    /// meanwhile leaves them out.
+    private let shipped = Mutex<Set<UInt64>>([])
     var lastCommitLevel: String? { lastCommitLevelSeen.withLock { $0 } }
 
     /// Paths this process has open as stores, with how many connections each. The header check
@@ -158,9 +160,8 @@ public final class SQLiteDocumentStore: DocumentStore {
 
     private init(moving other: SQLiteDocumentStore, to url: URL) {
         self.url = url
-        // Whatever the old object queued (``dropShipped(_:)``) has run: its state is copied next.
-        try? other.queue.inDatabase { _ in }
         queue = other.queue
+        shipped.withLock { $0 = other.shipped.withLock { $0 } }
         cache.withLock { $0 = other.cache.withLock { $0 } }
         commitsSinceCheckpoint.withLock { $0 = other.commitsSinceCheckpoint.withLock { $0 } }
         appendedTextRows.withLock { $0 = other.appendedTextRows.withLock { $0 } }
@@ -184,7 +185,7 @@ public final class SQLiteDocumentStore: DocumentStore {
             // off around it, and changing that flag expires every prepared statement of the
             // connection, so each later statement was compiled again (a fifth of an edit's
             // import went to SQLite's parser).
-            return try queue.inDatabase { db in
+            var contents = try queue.inDatabase { db in
                 var contents = StoreContents()
                 try db.inTransaction(.deferred) {
                     contents = try self.current(db).contents
@@ -192,6 +193,8 @@ public final class SQLiteDocumentStore: DocumentStore {
                 }
                 return contents
             }
+            for sequence in shipped.withLock({ $0 }) { contents.sync.outbox[sequence] = nil }
+            return contents
         } catch let error as StoreError {
             throw error
         } catch {
@@ -223,29 +226,13 @@ public final class SQLiteDocumentStore: DocumentStore {
         return result
     }
 
-    /// The outbox's shipped logs taken out in a commit of their own, queued on the store's
-    /// queue: the save that shipped them returns without waiting for it, and every later read
-    /// and write of this store object (and ``close()``) runs after it. A failure leaves them in
-    /// the outbox (the next flush finds them in place and drops them then).
-    /// When one such commit failed, the next is made at once and its error thrown, so the
-    /// caller says it (the logs are shipped; the outbox keeps them until a flush drops them).
+    /// The outbox's shipped logs taken out by this object's next write, in its transaction
+    /// (or at ``close()``): a save's shipped log costs no commit of its own. Until then what
+    /// this object reads leaves them out; another process, or another object on the same file,
+    /// still finds them in the outbox and, shipping them again, the same bytes in place.
     public func dropShipped(_ sequences: Set<UInt64>) throws {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
-        let drop: @Sendable (inout StoreContents) -> Void = { contents in
-            for sequence in sequences { contents.sync.outbox[sequence] = nil }
-        }
-        if dropFailed.withLock({ $0 }) {
-            try write(durable: false, drop)
-            dropFailed.withLock { $0 = false }
-            return
-        }
-        queue.asyncWriteWithoutTransaction { db in
-            do {
-                try self.transaction(db, durable: false, drop)
-            } catch {
-                self.dropFailed.withLock { $0 = true }
-            }
-        }
+        shipped.withLock { $0.formUnion(sequences) }
     }
 
     /// One transaction on the store's connection: `body` changes the contents, what changed is
@@ -265,6 +252,7 @@ public final class SQLiteDocumentStore: DocumentStore {
         let level = first ? "OFF" : !durable && journalMode == .wal && synchronous == "FULL" ? "NORMAL" : synchronous
         var result: T?
         var committed = false
+        let dropping = shipped.withLock { $0 }
         do {
             if connectionSynchronous.withLock({ $0 }) != level {
                 try db.execute(sql: "PRAGMA synchronous = \(level)")
@@ -302,6 +290,7 @@ public final class SQLiteDocumentStore: DocumentStore {
                 let committedHistory = after.sync.history.map(\.id)
                 let baseline = WriteBaseline(of: &after, history: false, objects: !notingObjects)
                 if notingObjects { after.objectJournal = [] }
+                for sequence in dropping { after.sync.outbox[sequence] = nil }
                 result = try body(&after)
                 // The write's flag, not the body, says which way objects are written: a noting
                 // body that drops its notes writes no object (its baseline holds none to compare).
@@ -326,6 +315,7 @@ public final class SQLiteDocumentStore: DocumentStore {
             throw error
         }
         guard let result else { throw StoreError(.writeFailed, path: url.path, detail: "transaction did not run") }
+        if !dropping.isEmpty { shipped.withLock { $0.subtract(dropping) } }
         if committed, journalMode == .wal { commitsSinceCheckpoint.withLock { $0 += 1 } }
         return result
     }
@@ -365,6 +355,10 @@ public final class SQLiteDocumentStore: DocumentStore {
     }
 
     public func close() {
+        if !shipped.withLock({ $0.isEmpty }), !isClosed.withLock({ $0 }) {
+            // Not synced, as the drop would have been: a power loss leaves them in the outbox.
+            _ = try? write(durable: false) { _ in }
+        }
         let wasClosed = isClosed.withLock { closed -> Bool in
             defer { closed = true }
             return closed
