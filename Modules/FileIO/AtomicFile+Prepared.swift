@@ -55,6 +55,52 @@ extension AtomicFile {
         return rest.count == 2 && rest.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
     }
 
+    /// An empty file made ahead in a folder under a temporary name of its own, open for
+    /// writing (``makeStandby(inFolder:)``): ``prepare(_:forPath:into:)`` gives it the temporary
+    /// name of a file going beside it and fills it, so the file's creation (an inode found and
+    /// a folder entry written) happens before the data is there. ``discard(_:)-(StandbyFile)``
+    /// drops one not used.
+    public struct StandbyFile: Sendable {
+        let folder: String
+        let path: String
+        let descriptor: Int32
+    }
+
+    /// Makes a ``StandbyFile`` in `folder` (`.tmp-standby.<process>.<number>`), or nil when it
+    /// cannot be made there.
+    public static func makeStandby(inFolder folder: String) -> StandbyFile? {
+        let path = folder + "/" + temporaryPrefix + "standby.\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        return StandbyFile(folder: folder, path: path, descriptor: descriptor)
+    }
+
+    /// Removes a standby file that is not going to be used.
+    public static func discard(_ standby: StandbyFile) {
+        close(standby.descriptor)
+        unlink(standby.path)
+    }
+
+    /// ``prepare(_:forPath:usingSpare:)`` into `standby` when it is in the folder of `path`
+    /// (renamed to the temporary name, then written and synced); otherwise `standby` is dropped
+    /// and a file is made as ``prepare(_:forPath:usingSpare:)`` makes it.
+    public static func prepare(_ data: Data, forPath path: String, into standby: StandbyFile) throws(FileIOError) -> PreparedFile {
+        let temporary = "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max))".withTemporaryPrefix
+        guard path.parentPath == standby.folder, rename(standby.path, temporary) == 0 else {
+            discard(standby)
+            return try prepare(data, forPath: path)
+        }
+        let fd = standby.descriptor
+        let written = data.withUnsafeBytes { writeAll($0, to: fd) }
+        let synced = written == 0 ? (fsync(fd) == 0 ? 0 : errno) : written
+        let closed = close(fd) == 0 ? 0 : errno
+        if written != 0 || synced != 0 || closed != 0 {
+            unlink(temporary)
+            throw FileIOError(path: path, operation: written != 0 ? "write" : synced != 0 ? "fsync" : "close", errno: written != 0 ? written : synced != 0 ? synced : closed)
+        }
+        return PreparedFile(path: path, temporary: temporary)
+    }
+
     /// Puts the file at `temporary` (a prepared file a power loss kept under its temporary
     /// name) at `path` if nothing is there, and syncs the folder.
     /// - Throws: ``FileIOError`` if the rename or the folder's sync fails.

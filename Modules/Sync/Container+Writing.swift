@@ -83,12 +83,41 @@ extension Container {
     /// puts it there): the slow half of ``placeLog(_:document:device:sequence:)``, which a
     /// save runs while its store commits (``LogWriteAhead``).
     func prepareLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64) throws(SyncError) -> AtomicFile.PreparedFile {
-        let path = try logSlotPath(document, device: device, sequence: sequence)
+        try prepareLog(data, document: document, device: device, sequence: sequence, into: nil)
+    }
+
+    /// ``prepareLog(_:document:device:sequence:)`` into `standby` (made by
+    /// ``makeLogStandby(_:device:)``), which is used or removed.
+    func prepareLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64, into standby: AtomicFile.StandbyFile?) throws(SyncError) -> AtomicFile.PreparedFile {
+        let path: String
         do {
-            return try AtomicFile.prepare(data, forPath: path, usingSpare: true)
+            path = try logSlotPath(document, device: device, sequence: sequence)
+        } catch {
+            if let standby { AtomicFile.discard(standby) }
+            throw error
+        }
+        do {
+            guard let standby else { return try AtomicFile.prepare(data, forPath: path, usingSpare: true) }
+            // A file made ahead for this very slot (after a plain flush, or a new document's
+            // first log) is taken rather than left behind.
+            var spare = stat()
+            if lstat(AtomicFile.spareTemporaryPath(forPath: path), &spare) == 0 {
+                AtomicFile.discard(standby)
+                return try AtomicFile.prepare(data, forPath: path, usingSpare: true)
+            }
+            return try AtomicFile.prepare(data, forPath: path, into: standby)
         } catch {
             throw SyncError(.writeFailed, path: path, detail: error.description)
         }
+    }
+
+    /// An empty file made ahead in `device`'s log folder of `document` for the next log's write
+    /// (``AtomicFile/StandbyFile``), or nil when the folder is not there yet or has a link on
+    /// its path.
+    func makeLogStandby(_ document: DocumentID, device: DeviceID) -> AtomicFile.StandbyFile? {
+        let folder = logsPath(document, device: device)
+        guard symlinkProblem(standardPath: Self.standardPath(ofPath: folder)) == nil, Self.isFolder(path: folder) else { return nil }
+        return AtomicFile.makeStandby(inFolder: folder)
     }
 
     /// Puts a log made by ``prepareLog(_:document:device:sequence:)`` in its slot, where

@@ -65,6 +65,9 @@ extension Replicator {
         let committedAt = now()
         let wall = ContainerBounds.clampedWall(committedAt)
         var started: LogWriteAhead?
+        // The writer's thread woken now, while the save stages its log.
+        let standby = container.map { StandbyWriter(container: $0, document: document, device: device.id) }
+        defer { standby?.cancel() }
         do {
             return try store.write(durable: durable) { contents in
                 let (changes, edits) = try makeSave(contents.graph)
@@ -74,7 +77,8 @@ extension Replicator {
                 if ship {
                     commit.outbox = contents.sync.outbox
                     if let container {
-                        started = LogWriteAhead.starting(for: commit, container: container, document: document, device: device.id, preparingNext: preparingNextLog)
+                        started = LogWriteAhead.starting(
+                            for: commit, container: container, document: document, device: device.id, preparingNext: preparingNextLog, on: standby)
                         commit.writeAhead = started
                     }
                 }

@@ -180,6 +180,38 @@ import TestSupport
         #expect(try leftovers(in: folder).isEmpty)
     }
 
+    /// A file made ahead in a folder becomes the prepared file of a place in that folder (the
+    /// same inode, under the temporary name recovery looks for); one made in another folder is
+    /// removed and the file made anew; one not used is removed.
+    @Test func aStandbyFileBecomesThePreparedFileOfAPlaceInItsFolder() throws {
+        let folder = try TemporaryDirectory("fileio")
+        defer { folder.remove() }
+        let path = folder.appending("0000000000000002.log").path
+        let standby = try #require(AtomicFile.makeStandby(inFolder: folder.url.path))
+        var made = stat()
+        #expect(lstat(standby.path, &made) == 0 && made.st_size == 0)
+        let prepared = try AtomicFile.prepare(Data("second".utf8), forPath: path, into: standby)
+        let names = try leftovers(in: folder)
+        #expect(names.count == 1 && AtomicFile.isPreparedName(names[0], of: "0000000000000002.log"), "\(names)")
+        #expect(try AtomicFile.placeOnce(prepared, syncingFolder: false) == .exclusive)
+        var placed = stat()
+        #expect(lstat(path, &placed) == 0 && placed.st_ino == made.st_ino)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("second".utf8))
+        #expect(try leftovers(in: folder).isEmpty)
+
+        let other = try TemporaryDirectory("fileio-other")
+        defer { other.remove() }
+        let elsewhere = try #require(AtomicFile.makeStandby(inFolder: other.url.path))
+        let third = try AtomicFile.prepare(Data("third".utf8), forPath: folder.appending("0000000000000003.log").path, into: elsewhere)
+        #expect(try AtomicFile.placeOnce(third) == .exclusive)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other.url.path).isEmpty, "the file made in another folder is gone")
+        AtomicFile.discard(try #require(AtomicFile.makeStandby(inFolder: folder.url.path)))
+        #expect(try leftovers(in: folder).isEmpty)
+        #expect(!AtomicFile.isPreparedName(".tmp-0000000000000002.log.spare", of: "0000000000000002.log"))
+        #expect(!AtomicFile.isPreparedName(".tmp-0000000000000002.log.1.x", of: "0000000000000002.log"))
+        #expect(AtomicFile.isPreparedName(".tmp-0000000000000002.log.1.2", of: "0000000000000002.log"))
+    }
+
     @Test func readAcceptsAFileUpToTheLimit() throws {
         let folder = try TemporaryDirectory("fileio")
         defer { folder.remove() }

@@ -1,8 +1,10 @@
+import FileIO
 import Foundation
 import Model
 import Storage
 @testable import Sync
 import Testing
+import Text
 import TestSupport
 
 /// A save's log written beside its slot while the store commits (``LogWriteAhead``): the flush
@@ -80,20 +82,24 @@ import TestSupport
         #expect(try again.read().graph.textEntry?.text == "one two")
     }
 
-    /// A log written ahead for a process that makes next logs' files leaves the next one's empty
-    /// file beside it once placed (the next save fills it).
-    @Test func aLogWrittenAheadLeavesTheNextLogsFile() throws {
+    /// A save's log file is made while the save stages (``StandbyWriter``), so a process that
+    /// makes next logs' files ahead makes none after it: the next save makes its own. A file
+    /// made ahead for the slot (after a plain flush) is the one filled, and nothing is left.
+    @Test func aLogWrittenAheadFillsTheFileMadeForItsSlotAndLeavesNoneForTheNext() throws {
         let (harness, a) = try started(.sqlite)
         defer { harness.folder.remove() }
         let store = try a.store(doc)
         defer { store.close() }
-        let commit = try appendSave(a, store, " two", preparingNext: true)
         let url = a.replicator.container.logURL(doc, device: a.identity.id, sequence: 2)
         let folder = url.deletingLastPathComponent()
+        try AtomicFile.makeSpareTemporary(forPath: url.path, synced: false)
+        let spare = try #require(try FileManager.default.attributesOfItem(atPath: AtomicFile.spareTemporaryPath(forPath: url.path))[.systemFileNumber] as? UInt64)
+        let commit = try appendSave(a, store, " two", preparingNext: true)
         try a.replicator.flush(doc, in: store, after: commit)
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-        #expect(names.contains(".tmp-0000000000000003.log.spare"), "\(names)")
-        #expect(try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(".tmp-0000000000000003.log.spare").path)[.size] as? Int == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? UInt64 == spare)
+        let third = try appendSave(a, store, " three", preparingNext: true)
+        try a.replicator.flush(doc, in: store, after: third)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["0000000000000001.log", "0000000000000002.log", "0000000000000003.log"])
     }
 
     /// The slot's folders are looked at again once the store committed: a link put on the way
@@ -121,6 +127,31 @@ import TestSupport
         #expect(throws: StoreError.self) { try appendSave(a, store, " two") }
         #expect(logFolderNames(a, harness) == ["0000000000000001.log"], "neither the log nor its temporary file is there")
         #expect(try store.read().graph.textEntry?.text == "one")
+    }
+
+    /// A save refused before its log is staged (an edit past the end) leaves no file in the
+    /// log folder: the one made ahead for its log is gone when the save returns. The next save
+    /// ships as usual.
+    @Test func aSaveRefusedBeforeItsLogLeavesNoFileMadeAheadForIt() throws {
+        let (harness, a) = try started(.sqlite)
+        defer { harness.folder.remove() }
+        let store = try a.store(doc)
+        defer { store.close() }
+        #expect(throws: TextError.self) {
+            try Replicator.commit(
+                document: doc, device: a.identity, format: format2, now: { Date(timeIntervalSince1970: 1_800_000_000) }, to: store, ship: true,
+                durable: false, writingLogAheadTo: a.replicator.container
+            ) { graph in
+                guard let entry = graph.textEntry else { throw StoreError(.corrupt, path: "test", detail: "no text") }
+                return ([], [TextEdit(object: entry.id, attribute: Entity.TextEntry.text, .insert("x", at: 99))])
+            }
+        }
+        let folder = a.replicator.container.logURL(doc, device: a.identity.id, sequence: 1).deletingLastPathComponent()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["0000000000000001.log"])
+        let commit = try appendSave(a, store, " two")
+        try a.replicator.flush(doc, in: store, after: commit)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["0000000000000001.log", "0000000000000002.log"])
+        #expect(try b(harness).importPending(doc).imported.count == 2)
     }
 
     @Test func aLogOfOtherBytesThanTheOneWrittenAheadIsWrittenAnew() throws {
