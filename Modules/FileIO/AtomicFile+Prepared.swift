@@ -75,6 +75,16 @@ extension AtomicFile {
         return StandbyFile(folder: folder, path: path, descriptor: descriptor)
     }
 
+    /// The process that made the standby file named `name` (``makeStandby(inFolder:)``), or nil
+    /// for any other name.
+    public static func standbyMaker(_ name: String) -> pid_t? {
+        let prefix = temporaryPrefix + "standby."
+        guard name.hasPrefix(prefix) else { return nil }
+        let parts = name.dropFirst(prefix.count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, UInt32(parts[1]) != nil else { return nil }
+        return pid
+    }
+
     /// Removes a standby file that is not going to be used.
     public static func discard(_ standby: StandbyFile) {
         close(standby.descriptor)

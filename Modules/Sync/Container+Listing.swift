@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FileIO
 import Foundation
 import Model
@@ -16,6 +19,9 @@ public struct DocumentListing: Sendable {
     /// Each device's logs under the temporary names a save writes them by, with the sequence
     /// of the slot each goes to (``Container/placeUnplacedLogs(_:device:_:bootedAt:refusing:)``).
     var unplacedLogs: [DeviceID: [(sequence: UInt64, name: String)]] = [:]
+    /// Each device's empty files made for a save's log that a kill left (``AtomicFile/StandbyFile``),
+    /// with the process that made each.
+    var standbyFiles: [DeviceID: [(maker: pid_t, name: String)]] = [:]
 
     /// The devices with a log folder, in order.
     public var devices: [DeviceID] { logs.keys.sorted() }
@@ -53,6 +59,8 @@ extension Container {
             listing.logs[device] = names.compactMap { Self.sequence(fromLogName: $0.name) }.sorted()
             let unplaced = names.compactMap { entry in Self.sequence(fromUnplacedLogName: entry.name).map { (sequence: $0, name: entry.name) } }
             if !unplaced.isEmpty { listing.unplacedLogs[device] = unplaced.sorted { $0.sequence < $1.sequence } }
+            let standby = names.compactMap { entry in AtomicFile.standbyMaker(entry.name).map { (maker: $0, name: entry.name) } }
+            if !standby.isEmpty { listing.standbyFiles[device] = standby }
         }
         let baselines = handle.entries("baselines", followLinks: false) ?? []
         copies(baselines, in: "baselines")

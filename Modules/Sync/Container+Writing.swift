@@ -111,6 +111,16 @@ extension Container {
         }
     }
 
+    /// Removes `device`'s standby files of `document` (`standby`, from ``listing(_:)``) whose
+    /// process is gone: a save's log file made ahead and never filled, the process killed.
+    /// One of a process still running is left to it.
+    func removeOrphanedStandbyFiles(_ document: DocumentID, device: DeviceID, _ standby: [(maker: pid_t, name: String)]) {
+        let folder = logsPath(document, device: device)
+        for (maker, name) in standby where kill(maker, 0) != 0 && errno == ESRCH {
+            unlink(folder + "/" + name)
+        }
+    }
+
     /// An empty file made ahead in `device`'s log folder of `document` for the next log's write
     /// (``AtomicFile/StandbyFile``), or nil when the folder is not there yet or has a link on
     /// its path.

@@ -27,6 +27,7 @@ extension Replicator {
         var listing = container.listing(document)
         // This device's saves whose rename into their slots a power loss undid: put back first,
         // then imported as its other logs are (Docs/RELIABILITY.md, "One durable step per save").
+        if let standby = listing.standbyFiles[device.id] { container.removeOrphanedStandbyFiles(document, device: device.id, standby) }
         if let unplaced = listing.unplacedLogs[device.id],
            container.placeUnplacedLogs(document, device: device.id, unplaced, bootedAt: bootedAt(), refusing: refusedContainers) {
             listing = container.listing(document)

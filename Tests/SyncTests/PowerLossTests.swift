@@ -95,7 +95,8 @@ import TestSupport
 
     /// Only a log of this device goes into its slot: a copy of a log already in its slot is
     /// removed, and a file under such a name that is no log of this device (damaged, or
-    /// another device's) stays where it is and is never imported.
+    /// another device's) stays where it is and is never imported. An empty file made ahead for
+    /// a save's log whose process is gone is removed.
     @Test func aLogLeftUnderItsTemporaryNameGoesInItsSlotOnlyWhenItIsThisDevicesLog() throws {
         let harness = try SyncHarness(.memory)
         defer { harness.folder.remove() }
@@ -116,11 +117,22 @@ import TestSupport
         try Data("not a log".utf8).write(to: damaged)
         let othersLog = folder.appendingPathComponent(".tmp-0000000000000003.log.1.2", isDirectory: false)
         try FileManager.default.copyItem(at: container.logURL(doc, device: b.identity.id, sequence: 1), to: othersLog)
+        // Files made ahead for a save's log: one a killed process left, one of a running process.
+        let exited = Process()
+        exited.executableURL = URL(fileURLWithPath: "/bin/true")
+        try exited.run()
+        exited.waitUntilExit()
+        let orphan = folder.appendingPathComponent(".tmp-standby.\(exited.processIdentifier).7", isDirectory: false)
+        let running = folder.appendingPathComponent(".tmp-standby.\(ProcessInfo.processInfo.processIdentifier).7", isDirectory: false)
+        try Data().write(to: orphan)
+        try Data().write(to: running)
 
         #expect(try a.importPending(doc).imported.count == 1, "B's save only")
         #expect(!FileManager.default.fileExists(atPath: copy.path))
         #expect(FileManager.default.fileExists(atPath: damaged.path))
         #expect(FileManager.default.fileExists(atPath: othersLog.path))
+        #expect(!FileManager.default.fileExists(atPath: orphan.path), "its process is gone")
+        #expect(FileManager.default.fileExists(atPath: running.path))
         #expect(container.logSequences(doc, device: a.identity.id) == [1])
         #expect(try a.text(doc) == "one, two")
     }
