@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CFileSystem
 import Foundation
 
 extension AtomicFile {
@@ -49,10 +50,39 @@ extension AtomicFile {
     /// place is named `placeName` (`.tmp-<place>.<process>.<number>`), and not the spare made
     /// ahead for it.
     public static func isPreparedName(_ name: String, of placeName: String) -> Bool {
+        preparedMaker(name, of: placeName) != nil
+    }
+
+    /// The process that wrote the prepared file named `name` for the place `placeName`
+    /// (``isPreparedName(_:of:)``), or nil for any other name.
+    public static func preparedMaker(_ name: String, of placeName: String) -> pid_t? {
         let prefix = temporaryPrefix + placeName + "."
-        guard name.hasPrefix(prefix) else { return false }
-        let rest = name.utf8.dropFirst(prefix.utf8.count).split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        return rest.count == 2 && rest.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
+        guard name.hasPrefix(prefix) else { return nil }
+        let rest = name.dropFirst(prefix.count).split(separator: ".", omittingEmptySubsequences: false)
+        guard rest.count == 2, rest.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }),
+              let maker = pid_t(rest[0]), maker > 0 else { return nil }
+        return maker
+    }
+
+    /// Whether process `pid` runs (one this user may not signal runs too).
+    public static func isRunning(_ pid: pid_t) -> Bool {
+        kill(pid, 0) == 0 || errno != ESRCH
+    }
+
+    /// Renames `temporary` to `path` where nothing is (`RENAME_NOREPLACE`, or a check just
+    /// before where the file system cannot refuse), and syncs the folder. Unlike
+    /// ``placeOnce(_:syncingFolder:)`` the temporary file stays where it is when anything is in
+    /// the way. Returns whether it was put in place (a folder that could not be synced after
+    /// the rename does not undo it).
+    public static func placeKeeping(temporary: String, atPath path: String) -> Bool {
+        let placed = multidoc_rename_noreplace(temporary, path)
+        if placed != 0 {
+            let refused = placed == -2 ? ENOSYS : errno
+            var info = stat()
+            guard refused == EINVAL || refused == ENOSYS, lstat(path, &info) != 0, errno == ENOENT, rename(temporary, path) == 0 else { return false }
+        }
+        _ = try? syncDirectory(path: path.parentPath)
+        return true
     }
 
     /// An empty file made ahead in a folder under a temporary name of its own, open for
@@ -109,13 +139,6 @@ extension AtomicFile {
             throw FileIOError(path: path, operation: written != 0 ? "write" : synced != 0 ? "fsync" : "close", errno: written != 0 ? written : synced != 0 ? synced : closed)
         }
         return PreparedFile(path: path, temporary: temporary)
-    }
-
-    /// Puts the file at `temporary` (a prepared file a power loss kept under its temporary
-    /// name) at `path` if nothing is there, and syncs the folder.
-    /// - Throws: ``FileIOError`` if the rename or the folder's sync fails.
-    public static func placeOnce(temporary: String, atPath path: String) throws(FileIOError) -> Placement {
-        try putInPlace(temporary, atPath: path, durability: .durable, replacing: false)
     }
 
     /// Removes a prepared file that is not going to be put in place.

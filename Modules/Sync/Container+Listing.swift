@@ -18,7 +18,7 @@ public struct DocumentListing: Sendable {
     public var conflictCopies: [URL] = []
     /// Each device's logs under the temporary names a save writes them by, with the sequence
     /// of the slot each goes to (``Container/placeUnplacedLogs(_:device:_:bootedAt:refusing:)``).
-    var unplacedLogs: [DeviceID: [(sequence: UInt64, name: String)]] = [:]
+    var unplacedLogs: [DeviceID: [UnplacedLog]] = [:]
     /// Each device's empty files made for a save's log that a kill left (``AtomicFile/StandbyFile``),
     /// with the process that made each.
     var standbyFiles: [DeviceID: [(maker: pid_t, name: String)]] = [:]
@@ -31,6 +31,15 @@ public struct DocumentListing: Sendable {
     var largestBaselineCoverage: UInt64? {
         baselineNames.compactMap { BaselineFileName.parse($0)?.coverage }.max()
     }
+}
+
+/// A device's log under the temporary name a save wrote it by, not in its slot (a power loss
+/// undid the rename, a process was killed before it, or a process is about to make it).
+struct UnplacedLog: Sendable {
+    var sequence: UInt64
+    /// The process that wrote it.
+    var maker: pid_t
+    var name: String
 }
 
 extension Container {
@@ -57,8 +66,10 @@ extension Container {
             // Only the lower-case spelling is a device's folder (the one a log's path names).
             guard let device = DeviceID(entry.name), device.description == entry.name else { continue }
             listing.logs[device] = names.compactMap { Self.sequence(fromLogName: $0.name) }.sorted()
-            let unplaced = names.compactMap { entry in Self.sequence(fromUnplacedLogName: entry.name).map { (sequence: $0, name: entry.name) } }
-            if !unplaced.isEmpty { listing.unplacedLogs[device] = unplaced.sorted { $0.sequence < $1.sequence } }
+            let unplaced = names.compactMap { entry in
+                Self.unplacedLog(fromName: entry.name).map { UnplacedLog(sequence: $0.sequence, maker: $0.maker, name: entry.name) }
+            }
+            if !unplaced.isEmpty { listing.unplacedLogs[device] = unplaced }
             let standby = names.compactMap { entry in AtomicFile.standbyMaker(entry.name).map { (maker: $0, name: entry.name) } }
             if !standby.isEmpty { listing.standbyFiles[device] = standby }
         }

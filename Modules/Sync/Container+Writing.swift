@@ -116,7 +116,7 @@ extension Container {
     /// One of a process still running is left to it.
     func removeOrphanedStandbyFiles(_ document: DocumentID, device: DeviceID, _ standby: [(maker: pid_t, name: String)]) {
         let folder = logsPath(document, device: device)
-        for (maker, name) in standby where kill(maker, 0) != 0 && errno == ESRCH {
+        for (maker, name) in standby where !AtomicFile.isRunning(maker) {
             unlink(folder + "/" + name)
         }
     }
@@ -155,30 +155,42 @@ extension Container {
 
     /// Puts in their slots `device`'s logs that a power loss left under their temporary names
     /// (`unplaced`, from ``listing(_:)``): a save syncs its log's file and renames it into its
-    /// slot without syncing the folder (``placePrepared(_:)``). Only a readable log of `device`
-    /// for that slot, made before the machine last started (`bootedAt`), is put there, and only
-    /// where the slot is empty; one whose slot holds the same bytes is removed. A log made since
-    /// may be a running process's save before its commit, and is left alone, as is anything else.
+    /// slot without syncing the folder (``placePrepared(_:)``). A log whose process still runs is
+    /// that process's to place, and left alone; so is a file that is no readable log of `device`
+    /// for its slot. Of the others:
+    /// - one made since the machine last started (`bootedAt`) is a killed process's save, which
+    ///   had not returned: removed (its outbox ships it if it committed);
+    /// - one made before is a save whose rename a power loss may have undone: put in its slot
+    ///   when the slot is empty (of several for one slot, the latest: an earlier one is a killed
+    ///   process's save that never committed, whose number the next save took), and removed
+    ///   once the slot holds its bytes or the latest one's. Nothing is removed while the slot
+    ///   holds anything else or cannot be read.
     /// Returns whether a log was put in its slot.
-    func placeUnplacedLogs(
-        _ document: DocumentID, device: DeviceID, _ unplaced: [(sequence: UInt64, name: String)], bootedAt: Date, refusing: Set<UUID>
-    ) -> Bool {
+    func placeUnplacedLogs(_ document: DocumentID, device: DeviceID, _ unplaced: [UnplacedLog], bootedAt: Date, refusing: Set<UUID>) -> Bool {
         let folder = logsPath(document, device: device)
-        var placed = false
-        for (sequence, name) in unplaced {
-            let temporary = folder + "/" + name
-            guard let bytes = try? readBytes(path: temporary, limit: TransactionLog.maximumFileSize),
-                  let log = try? decodeLog(bytes: bytes, document, device: device, sequence: sequence, refusing: refusing),
-                  log.committedAt < bootedAt else { continue }
-            let slot = logPath(document, device: device, sequence: sequence)
-            if let existing = try? readBytes(path: slot, limit: TransactionLog.maximumFileSize) {
-                if existing == bytes { unlink(temporary) }
-                continue
+        var candidates: [UInt64: [(path: String, bytes: [UInt8], committedAt: Date)]] = [:]
+        for entry in unplaced where !AtomicFile.isRunning(entry.maker) {
+            let path = folder + "/" + entry.name
+            guard let bytes = try? readBytes(path: path, limit: TransactionLog.maximumFileSize),
+                  let log = try? decodeLog(bytes: bytes, document, device: device, sequence: entry.sequence, refusing: refusing) else { continue }
+            if log.committedAt >= bootedAt {
+                unlink(path)
+            } else {
+                candidates[entry.sequence, default: []].append((path, bytes, log.committedAt))
             }
-            if (try? AtomicFile.placeOnce(temporary: temporary, atPath: slot)) == .exclusive {
+        }
+        var placed = false
+        for (sequence, found) in candidates {
+            let slot = logPath(document, device: device, sequence: sequence)
+            let latest = found.sorted { $0.committedAt > $1.committedAt }
+            var info = stat()
+            if lstat(slot, &info) != 0, errno == ENOENT, let first = latest.first, AtomicFile.placeKeeping(temporary: first.path, atPath: slot) {
                 didChangeFile(URL(fileURLWithPath: slot, isDirectory: false))
                 placed = true
             }
+            guard let existing = try? readBytes(path: slot, limit: TransactionLog.maximumFileSize),
+                  existing == latest.first?.bytes || found.contains(where: { $0.bytes == existing }) else { continue }
+            for entry in found where FileManager.default.fileExists(atPath: entry.path) { unlink(entry.path) }
         }
         return placed
     }

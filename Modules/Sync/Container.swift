@@ -142,13 +142,14 @@ public struct Container: Sendable {
         return count == 20 && value > 0 && value <= ContainerBounds.maximumSequence ? value : nil
     }
 
-    /// The sequence of a log's slot from the temporary name a save writes the log by before
-    /// it puts it there (`.tmp-<slot>.<process>.<number>`), or nil for any other name.
-    static func sequence(fromUnplacedLogName name: String) -> UInt64? {
+    /// The sequence of a log's slot and the process that wrote it, from the temporary name a
+    /// save writes the log by before it puts it there (`.tmp-<slot>.<process>.<number>`), or
+    /// nil for any other name.
+    static func unplacedLog(fromName name: String) -> (sequence: UInt64, maker: pid_t)? {
         guard name.utf8.first == UInt8(ascii: "."), name.hasPrefix(AtomicFile.temporaryPrefix) else { return nil }
         let slot = String(decoding: name.utf8.dropFirst(AtomicFile.temporaryPrefix.utf8.count).prefix(20), as: UTF8.self)
-        guard let sequence = sequence(fromLogName: slot), AtomicFile.isPreparedName(name, of: slot) else { return nil }
-        return sequence
+        guard let sequence = sequence(fromLogName: slot), let maker = AtomicFile.preparedMaker(name, of: slot) else { return nil }
+        return (sequence, maker)
     }
 
     // MARK: Reading

@@ -106,7 +106,7 @@ public final class LogWriteAhead: Sendable {
     }
 }
 
-/// A thread of the log writer's queue woken when a save begins, before its log is staged: the
+/// A thread woken for a save's log when the save begins, before its log is staged: the
 /// wake (tens of microseconds on a virtual machine) and the log file's creation (an inode found,
 /// a folder entry written: ``Container/makeLogStandby(_:device:)``) happen while the save stages
 /// its changes, not after. The thread then waits for the log by spinning for a moment (on a
@@ -131,9 +131,11 @@ final class StandbyWriter: Sendable {
     static let spinLimit = Duration.milliseconds(1)
     private static let spins = ProcessInfo.processInfo.activeProcessorCount > 1
 
-    /// Wakes the thread, which makes the log's file in `device`'s log folder of `document`.
+    /// Wakes the thread, which makes the log's file in `device`'s log folder of `document`. A
+    /// thread of the system's pool, not the writer's serial queue: a standby that waits through
+    /// a long staging (or a store's busy wait) holds up no other document's log.
     init(container: Container, document: DocumentID, device: DeviceID) {
-        LogWriteAhead.queue.async { [self] in
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
             let file = container.makeLogStandby(document, device: device)
             let started = ContinuousClock.now
             var spinning = Self.spins

@@ -99,6 +99,24 @@ private func richContents() -> StoreContents {
         #expect(throws: StoreError.self) { try store.dropShipped([4]) }
     }
 
+    /// A SQLite store object that stops writing after a save commits the shipped logs' removal
+    /// on its own about a second later: another process of the device does not find them.
+    @Test func shippedLogsLeaveTheCommittedOutboxWithoutALaterWrite() async throws {
+        let folder = try TemporaryDirectory("store")
+        defer { folder.remove() }
+        let store = try Backend.sqliteWAL.open(folder)
+        defer { store.close() }
+        try store.write { $0.sync.outbox = [1: Data("one".utf8)] }
+        try store.dropShipped([1])
+        let other = try Backend.sqliteWAL.open(folder, create: false)
+        defer { other.close() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try !other.read().sync.outbox.isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try other.read().sync.outbox.isEmpty)
+    }
+
     /// A commit that is not synced is still a commit: another connection sees it at once, a
     /// reopened store holds it, and `sync()` then a durable commit keep it (what a save whose log
     /// is its durable step relies on; a power loss cannot be staged in a test).

@@ -51,10 +51,19 @@ import TestSupport
         #expect(try a.text(doc) == "one two three four five")
     }
 
+    /// The number of a process that has exited.
+    func exitedProcess() throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
     /// A save's log is synced under its temporary name and renamed into its slot without a
     /// sync of the folder: a power loss may undo the rename with the commit. The device's next
-    /// pass puts the log in its slot and imports it, and peers read it as they would have; a
-    /// log made since the machine started (a running process's save) is left where it is.
+    /// pass puts the log in its slot and imports it, and peers read it as they would have. A
+    /// log whose process still runs is that process's to place, and left where it is.
     @Test func aSaveWhoseRenameAPowerLossUndidIsPutInItsSlotAtTheNextPass() throws {
         let harness = try SyncHarness(.memory)
         defer { harness.folder.remove() }
@@ -71,17 +80,18 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["0000000000000001.log", "0000000000000002.log"])
 
         // What the power loss leaves: the log under the name it was synced by, the commit undone.
-        let unplaced = folder.appendingPathComponent(".tmp-0000000000000002.log.4242.17", isDirectory: false)
-        try FileManager.default.moveItem(at: slot, to: unplaced)
+        let running = folder.appendingPathComponent(".tmp-0000000000000002.log.\(ProcessInfo.processInfo.processIdentifier).17", isDirectory: false)
+        try FileManager.default.moveItem(at: slot, to: running)
         volumeA.powerLoss()
         #expect(try a.text(doc) == "one")
-        a.replicator.bootedAt = { .distantPast }
-        #expect(try a.importPending(doc).imported.isEmpty, "made since the machine started: another process's save, perhaps not committed")
-        #expect(FileManager.default.fileExists(atPath: unplaced.path))
-
         harness.clock.advance(1)
         let restarted = harness.clock.now()
         a.replicator.bootedAt = { restarted }
+        #expect(try a.importPending(doc).imported.isEmpty, "its process runs: the log is its to place")
+        #expect(FileManager.default.fileExists(atPath: running.path))
+
+        let unplaced = folder.appendingPathComponent(".tmp-0000000000000002.log.\(try exitedProcess()).17", isDirectory: false)
+        try FileManager.default.moveItem(at: running, to: unplaced)
         #expect(try a.importPending(doc).imported.count == 1)
         #expect(try a.text(doc) == "one two")
         #expect(!FileManager.default.fileExists(atPath: unplaced.path))
@@ -91,6 +101,53 @@ import TestSupport
         #expect(container.logSequences(doc, device: a.identity.id) == [1, 2, 3])
         try b.importPending(doc)
         #expect(try b.text(doc) == "one two three")
+    }
+
+    /// A killed process's save, left under its temporary name since the machine started, had
+    /// not returned: it is removed, not put in its slot (its outbox ships it if it committed).
+    /// Of two logs left for one slot before a power loss, the later goes in: the earlier is a
+    /// killed process's save that never committed, whose number the next save took.
+    @Test func aKilledProcesssSaveIsRemovedAndOfTwoForOneSlotTheLaterGoesIn() throws {
+        let harness = try SyncHarness(.memory)
+        defer { harness.folder.remove() }
+        let volume = PowerLossVolume()
+        var a = device(1, "A", harness, volume: volume)
+        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
+        let container = Container(root: harness.container)
+        let slot = container.logURL(doc, device: a.identity.id, sequence: 2)
+        let folder = slot.deletingLastPathComponent()
+        let dead = try exitedProcess()
+        // The killed process's save: written, never committed.
+        try a.editWritingAhead(doc, text: "one (killed)")
+        let killed = folder.appendingPathComponent(".tmp-0000000000000002.log.\(dead).1", isDirectory: false)
+        try FileManager.default.moveItem(at: slot, to: killed)
+        volume.powerLoss()
+        harness.clock.advance(1)
+        // The save that took its number, its rename undone by a power loss.
+        try a.editWritingAhead(doc, text: "one two")
+        let acknowledged = folder.appendingPathComponent(".tmp-0000000000000002.log.\(dead).2", isDirectory: false)
+        try FileManager.default.moveItem(at: slot, to: acknowledged)
+        volume.powerLoss()
+        harness.clock.advance(1)
+        let restarted = harness.clock.now()
+
+        a.replicator.bootedAt = { .distantPast }
+        #expect(try a.importPending(doc).imported.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: killed.path) && !FileManager.default.fileExists(atPath: acknowledged.path), "made since the machine started")
+        #expect(container.logSequences(doc, device: a.identity.id) == [1])
+
+        // The same two, left before the machine started.
+        try a.editWritingAhead(doc, text: "one (killed)")
+        try FileManager.default.moveItem(at: slot, to: killed)
+        volume.powerLoss()
+        harness.clock.advance(1)
+        try a.editWritingAhead(doc, text: "one two")
+        try FileManager.default.moveItem(at: slot, to: acknowledged)
+        volume.powerLoss()
+        a.replicator.bootedAt = { restarted.addingTimeInterval(10) }
+        #expect(try a.importPending(doc).imported.count == 1)
+        #expect(try a.text(doc) == "one two")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["0000000000000001.log", "0000000000000002.log"])
     }
 
     /// Only a log of this device goes into its slot: a copy of a log already in its slot is
@@ -111,18 +168,15 @@ import TestSupport
         a.replicator.bootedAt = { restarted }
         let container = Container(root: harness.container)
         let folder = container.logURL(doc, device: a.identity.id, sequence: 1).deletingLastPathComponent()
-        let copy = folder.appendingPathComponent(".tmp-0000000000000001.log.1.2", isDirectory: false)
+        let dead = try exitedProcess()
+        let copy = folder.appendingPathComponent(".tmp-0000000000000001.log.\(dead).2", isDirectory: false)
         try FileManager.default.copyItem(at: container.logURL(doc, device: a.identity.id, sequence: 1), to: copy)
-        let damaged = folder.appendingPathComponent(".tmp-0000000000000002.log.1.2", isDirectory: false)
+        let damaged = folder.appendingPathComponent(".tmp-0000000000000002.log.\(dead).2", isDirectory: false)
         try Data("not a log".utf8).write(to: damaged)
-        let othersLog = folder.appendingPathComponent(".tmp-0000000000000003.log.1.2", isDirectory: false)
+        let othersLog = folder.appendingPathComponent(".tmp-0000000000000003.log.\(dead).2", isDirectory: false)
         try FileManager.default.copyItem(at: container.logURL(doc, device: b.identity.id, sequence: 1), to: othersLog)
         // Files made ahead for a save's log: one a killed process left, one of a running process.
-        let exited = Process()
-        exited.executableURL = URL(fileURLWithPath: "/bin/true")
-        try exited.run()
-        exited.waitUntilExit()
-        let orphan = folder.appendingPathComponent(".tmp-standby.\(exited.processIdentifier).7", isDirectory: false)
+        let orphan = folder.appendingPathComponent(".tmp-standby.\(dead).7", isDirectory: false)
         let running = folder.appendingPathComponent(".tmp-standby.\(ProcessInfo.processInfo.processIdentifier).7", isDirectory: false)
         try Data().write(to: orphan)
         try Data().write(to: running)

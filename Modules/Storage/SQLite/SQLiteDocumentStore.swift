@@ -40,6 +40,12 @@ public final class SQLiteDocumentStore: DocumentStore {
     /// the next write of this object takes them out in its own transaction, and what it reads
     /// meanwhile leaves them out.
     private let shipped = Mutex<Set<UInt64>>([])
+    /// A commit of ``shipped`` is scheduled (``dropShipped(_:)``).
+    private let dropScheduled = Mutex(false)
+    /// How long shipped logs may wait for the object's next write before a commit of their own
+    /// takes them out: a process that stops saving does not leave them for another process of
+    /// the device to ship again.
+    static let shippedCommitDelay = DispatchTimeInterval.seconds(1)
     var lastCommitLevel: String? { lastCommitLevelSeen.withLock { $0 } }
 
     /// Paths this process has open as stores, with how many connections each. The header check
@@ -226,13 +232,26 @@ public final class SQLiteDocumentStore: DocumentStore {
         return result
     }
 
-    /// The outbox's shipped logs taken out by this object's next write, in its transaction
-    /// (or at ``close()``): a save's shipped log costs no commit of its own. Until then what
+    /// The outbox's shipped logs taken out by this object's next write, in its transaction (or
+    /// at ``close()``, or by a commit of their own a second later if no write came): a save's
+    /// shipped log costs no commit of its own while saves follow each other. Until then what
     /// this object reads leaves them out; another process, or another object on the same file,
     /// still finds them in the outbox and, shipping them again, the same bytes in place.
     public func dropShipped(_ sequences: Set<UInt64>) throws {
         if isClosed.withLock({ $0 }) { throw StoreError(.closed, path: url.path) }
         shipped.withLock { $0.formUnion(sequences) }
+        let schedule = dropScheduled.withLock { scheduled -> Bool in
+            defer { scheduled = true }
+            return !scheduled
+        }
+        guard schedule else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.shippedCommitDelay) { [weak self] in
+            guard let self else { return }
+            self.dropScheduled.withLock { $0 = false }
+            guard !self.shipped.withLock({ $0.isEmpty }), !self.isClosed.withLock({ $0 }) else { return }
+            // A failure leaves them to the next write, or to a flush that finds them in place.
+            _ = try? self.write(durable: false) { _ in }
+        }
     }
 
     /// One transaction on the store's connection: `body` changes the contents, what changed is
