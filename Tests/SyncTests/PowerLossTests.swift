@@ -16,15 +16,22 @@ import TestSupport
             clock: harness.clock, baselineThreshold: baselineThreshold, format: format2)
     }
 
+    /// Devices A and B on `harness`, each on a volume of its own: A made the document with
+    /// the text "one", and B imported it.
+    func twoDevices(_ harness: SyncHarness) throws -> (a: SyncDevice, b: SyncDevice, volumeA: PowerLossVolume, volumeB: PowerLossVolume) {
+        let volumeA = PowerLossVolume(), volumeB = PowerLossVolume()
+        let a = device(1, "A", harness, volume: volumeA), b = device(2, "B", harness, volume: volumeB)
+        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
+        try b.importPending(doc)
+        return (a, b, volumeA, volumeB)
+    }
+
     /// B imports A's saves, the power goes: B is back where it was and imports them again, each
     /// once. A save B makes after an import keeps that import through a power loss.
     @Test func anImportUndoneByAPowerLossIsImportedAgainAndASaveKeepsWhatItWasMadeOn() throws {
         let harness = try SyncHarness(.memory)
         defer { harness.folder.remove() }
-        let volumeA = PowerLossVolume(), volumeB = PowerLossVolume()
-        let a = device(1, "A", harness, volume: volumeA), b = device(2, "B", harness, volume: volumeB)
-        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
-        try b.importPending(doc)
+        let (a, b, volumeA, volumeB) = try twoDevices(harness)
         // A checkpoint (or any synced commit) since: "one" is durable on B.
         try b.store(doc).sync()
         try a.edit(doc, text: "one two")
@@ -67,11 +74,7 @@ import TestSupport
     @Test func aSaveWhoseRenameAPowerLossUndidIsPutInItsSlotAtTheNextPass() throws {
         let harness = try SyncHarness(.memory)
         defer { harness.folder.remove() }
-        let volumeA = PowerLossVolume(), volumeB = PowerLossVolume()
-        var a = device(1, "A", harness, volume: volumeA)
-        let b = device(2, "B", harness, volume: volumeB)
-        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
-        try b.importPending(doc)
+        var (a, b, volumeA, _) = try twoDevices(harness)
         try a.editWritingAhead(doc, text: "one two")
         let container = Container(root: harness.container)
         let slot = container.logURL(doc, device: a.identity.id, sequence: 2)
@@ -218,11 +221,7 @@ import TestSupport
     func aSaveMadeWithoutTheContainerAfterAPowerLossIsNumberedAfterTheLostOne(typedLater: String) throws {
         let harness = try SyncHarness(.memory)
         defer { harness.folder.remove() }
-        let volumeA = PowerLossVolume(), volumeB = PowerLossVolume()
-        var a = device(1, "A", harness, volume: volumeA)
-        let b = device(2, "B", harness, volume: volumeB)
-        try a.create(doc, name: "Power", text: "one", now: harness.clock.now())
-        try b.importPending(doc)
+        var (a, b, volumeA, _) = try twoDevices(harness)
         try a.edit(doc, text: "one two", durable: false)
         volumeA.powerLoss()
         harness.clock.advance(1)
