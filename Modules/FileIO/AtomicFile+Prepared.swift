@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CFileSystem
 import Foundation
 
 extension AtomicFile {
@@ -75,14 +74,13 @@ extension AtomicFile {
     /// the way. Returns whether it was put in place (a folder that could not be synced after
     /// the rename does not undo it).
     public static func placeKeeping(temporary: String, atPath path: String) -> Bool {
-        let placed = multidoc_rename_noreplace(temporary, path)
-        if placed != 0 {
-            let refused = placed == -2 ? ENOSYS : errno
+        do {
+            return try putInPlace(temporary, atPath: path, durability: .durable, replacing: false, keepingTemporary: true) != .existed
+        } catch {
+            // Only the folder's sync fails after the rename: the temporary name is gone then.
             var info = stat()
-            guard refused == EINVAL || refused == ENOSYS, lstat(path, &info) != 0, errno == ENOENT, rename(temporary, path) == 0 else { return false }
+            return lstat(temporary, &info) != 0 && errno == ENOENT
         }
-        _ = try? syncDirectory(path: path.parentPath)
-        return true
     }
 
     /// An empty file made ahead in a folder under a temporary name of its own, open for

@@ -119,8 +119,12 @@ public enum AtomicFile {
     }
 
     /// Renames `temporary` to `path` (without `replacing`, only where nothing is: ``Placement``)
-    /// and, when `durability` is `durable`, syncs the folder. The temporary file is gone after.
-    static func putInPlace(_ temporary: String, atPath path: String, durability: Durability, replacing: Bool) throws(FileIOError) -> Placement {
+    /// and, when `durability` is `durable`, syncs the folder. The temporary file is gone after,
+    /// unless `keepingTemporary` and it was not put in place.
+    static func putInPlace(
+        _ temporary: String, atPath path: String, durability: Durability, replacing: Bool, keepingTemporary: Bool = false
+    ) throws(FileIOError) -> Placement {
+        func drop() { if !keepingTemporary { unlink(temporary) } }
         var placement = Placement.exclusive
         if !replacing {
             let placed = multidoc_rename_noreplace(temporary, path)
@@ -131,23 +135,23 @@ public enum AtomicFile {
                 if durability == .durable { try syncDirectory(path: path.parentPath) }
                 return .exclusive
             case EEXIST:
-                unlink(temporary)
+                drop()
                 return .existed
             case EINVAL, ENOSYS:
                 // The file system cannot refuse to replace: checked just before the rename.
                 if lstat(path, &info) == 0 {
-                    unlink(temporary)
+                    drop()
                     return .existed
                 }
                 placement = .checked
             default:
-                unlink(temporary)
+                drop()
                 throw FileIOError(path: path, operation: "rename", errno: refused)
             }
         }
         if rename(temporary, path) != 0 {
             let code = errno
-            unlink(temporary)
+            drop()
             throw FileIOError(path: path, operation: "rename", errno: code)
         }
         if durability == .durable { try syncDirectory(path: path.parentPath) }
