@@ -214,15 +214,16 @@ extension DocumentLibrary {
     }
 
     /// `durable`: whether the commit is synced; nil decides as a save does (not when its log
-    /// ships at once).
+    /// ships at once). `writingLogAhead`: whether the log is written beside its slot while the
+    /// store commits; nil decides as a save does (when its log ships at once).
     @discardableResult
-    func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil) throws -> LocalCommit {
-        try commit(to: document, ship: ship, flush: flush, durable: durable) { _ in (changes, []) }
+    func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil, writingLogAhead: Bool? = nil) throws -> LocalCommit {
+        try commit(to: document, ship: ship, flush: flush, durable: durable, writingLogAhead: writingLogAhead) { _ in (changes, []) }
     }
 
     @discardableResult
     func commit(
-        to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil,
+        to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil, writingLogAhead: Bool? = nil,
         _ makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
     ) throws -> LocalCommit {
         let id = document.record.id
@@ -253,7 +254,7 @@ extension DocumentLibrary {
                 document: id, device: identity, format: format, keys: keys, now: configuration.now, to: document.store,
                 ship: ship, durable: durable ?? !logIsTheDurableStep,
                 // The log's file written and synced while the store commits: the flush below puts it in place.
-                writingLogAheadTo: logIsTheDurableStep ? cloud?.container : nil, preparingNextLog: cloud?.preparesNextLog == true, editing: makeSave)
+                writingLogAheadTo: (writingLogAhead ?? logIsTheDurableStep) ? cloud?.container : nil, preparingNextLog: cloud?.preparesNextLog == true, editing: makeSave)
         } catch let error as SyncError where error.kind == .saveRefused {
             throw EngineError.saveRefused(document: document.record.name.rawValue, detail: error.detail)
         }

@@ -52,26 +52,42 @@ extension DocumentLibrary {
         // to the peers: a process killed before the record leaves a published document that
         // its next pass discovers again (over the store it made, whose outbox that pass ships),
         // as a peer would; otherwise before the info file, so that the next pass publishes a
-        // document killed in between. The info file only once the first save is committed:
-        // written beside the store's making (tried: 1–3 ms sooner to the peers), a process
-        // killed before the commit left every device a document that never gets a log.
-        let document = try await openDocument(record, create: true)
+        // document killed in between. The info file is put in place only once the first save
+        // is committed: a process killed before the commit must not leave every device a
+        // document that never gets a log.
+        //
+        // When the first log is the durable step, the info file is written and synced under a
+        // temporary name from here on, beside the store's opening and the first save (whose
+        // log is written ahead meanwhile), in the document's folder in the container taken
+        // now; once the save committed, the info file goes in place, the log right after it,
+        // and the folder is synced before `new` returns.
+        let infoAhead = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
+            ? startPublishing(record) : nil
+        let document: OpenDocument
         do {
-            return try await finishCreating(record, document: document, changes: changes, useCloud: useCloud, kind: kind)
+            document = try await openDocument(record, create: true)
+        } catch {
+            if let infoAhead { replicator?.abandonPublishing(record.id, infoAhead) }
+            throw error
+        }
+        do {
+            return try await finishCreating(record, document: document, changes: changes, useCloud: useCloud, kind: kind, infoAhead: infoAhead)
         } catch {
             // Nothing is left behind by a `new` that failed before the document reached the
-            // container: no store folder without its record. One that reached it is found again
-            // by the next pass, over its store, as a peer would find it.
+            // container: no store folder without its record, no folder in the container without
+            // an info file. One that reached it is found again by the next pass, over its store,
+            // as a peer would find it.
             if replicator?.container.isPublished(record.id, by: identity.id) != true {
                 await handler.close(record.id)
                 try? FileManager.default.removeItem(at: root.documentDirectory(record.id))
+                if let infoAhead { replicator?.abandonPublishing(record.id, infoAhead) }
             }
             throw error
         }
     }
 
     func finishCreating(
-        _ record: LocalDocumentRecord, document: OpenDocument, changes: [Change], useCloud: Bool, kind: StoreKind
+        _ record: LocalDocumentRecord, document: OpenDocument, changes: [Change], useCloud: Bool, kind: StoreKind, infoAhead: RecordWriteAhead?
     ) async throws -> DocumentSummary {
         let name = record.name
         // One durable step for the first save too, when its log ships before `new` returns
@@ -81,19 +97,23 @@ extension DocumentLibrary {
         // when it was made), and the store is synced if the info file or the log cannot be
         // written.
         let logIsTheDurableStep = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
-        var committed = try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep)
+        var committed = try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep, writingLogAhead: infoAhead != nil)
         if !logIsTheDurableStep { try saveRecord(record) }
         if useCloud {
             // Unpublished (container unwritable), the log waits in the outbox for the pass
             // that publishes the document.
             let before = replicator?.container.stamp(.documents)
             var shipped = false
-            // The first log written beside its slot while the info file is written, and put
-            // in place after it (``Replicator/publish(_:store:baseline:writingAhead:)``).
-            if let published = try? publish(document, writingAhead: settings.fastSave ? committed : nil) {
+            // The first log, written beside its slot while the store committed (or while the
+            // info file is written), put in place after the info file
+            // (``Replicator/publish(_:store:baseline:writingAhead:info:)``).
+            if let published = try? publish(document, writingAhead: settings.fastSave ? committed : nil, info: infoAhead) {
                 committed.writeAhead = published.writeAhead
                 noteOwnDocumentFolder(before: before)
                 if settings.fastSave { shipped = flushQuietly(document, after: committed) }
+                // The info file went in place without a sync of its folder, so that the first
+                // log could follow it at once: synced now, before `new` returns.
+                if infoAhead != nil, let replicator, (try? replicator.finishPublishing(record.id)) == nil { shipped = false }
             }
             if logIsTheDurableStep, !shipped {
                 do {

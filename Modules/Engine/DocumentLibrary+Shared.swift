@@ -37,7 +37,7 @@ extension DocumentLibrary {
         if useCloud, let replicator = cloud { _ = try? replicator.importPending(id, into: document.store) }
         let changes = seed.map { Change.insert(ObjectID.seed($0.key), entity: $0.entity, attributes: $0.attributes) }
         try save(changes, to: document)
-        if useCloud { try? publish(document) }
+        if useCloud { _ = try? publish(document) }
         let summary = await summary(of: record)
         emit(.documentAdded(summary))
         return summary

@@ -55,15 +55,30 @@ extension DocumentLibrary {
 
     /// `writingAhead`: a save of the document whose log is written beside its slot while the
     /// info file is; returned (``Published/writeAhead``) for the flush that puts it in place.
+    /// `info`: the info file ``startPublishing(_:)`` wrote ahead.
     @discardableResult
-    func publish(_ document: OpenDocument, baseline: Bool = false, writingAhead commit: LocalCommit? = nil) throws -> Published {
+    func publish(_ document: OpenDocument, baseline: Bool = false, writingAhead commit: LocalCommit? = nil, info: RecordWriteAhead? = nil) throws -> Published {
         guard replicator != nil else { return Published() }
         let replicator = try usableCloud()
-        let info = DocumentInfo(
-            document: document.record.id, name: document.record.name, createdBy: document.record.createdBy,
-            createdByName: identity.name, createdAt: document.record.createdAt, store: document.record.store,
-            container: containerID)
-        return Published(writeAhead: try replicator.publish(info, store: document.store, baseline: baseline, writingAhead: commit))
+        return Published(writeAhead: try replicator.publish(self.info(of: document.record), store: document.store, baseline: baseline, writingAhead: commit, info: info))
+    }
+
+    /// Starts publishing a new document while its store is made and its first save commits:
+    /// its folder in the container taken, its info file written under a temporary name
+    /// (``Replicator/startPublishing(_:)``). Nil when the container cannot take it now (the
+    /// info file is then written when the document is published).
+    func startPublishing(_ record: LocalDocumentRecord) -> RecordWriteAhead? {
+        guard let replicator = try? usableCloud() else { return nil }
+        let before = replicator.container.stamp(.documents)
+        guard let ahead = try? replicator.startPublishing(info(of: record)) else { return nil }
+        noteOwnDocumentFolder(before: before)
+        return ahead
+    }
+
+    private func info(of record: LocalDocumentRecord) -> DocumentInfo {
+        DocumentInfo(
+            document: record.id, name: record.name, createdBy: record.createdBy, createdByName: identity.name,
+            createdAt: record.createdAt, store: record.store, container: containerID)
     }
 
     /// What ``publish(_:baseline:writingAhead:)`` started: the log it writes ahead.

@@ -45,6 +45,14 @@ extension AtomicFile {
         try putInPlace(prepared.temporary, atPath: prepared.path, durability: syncingFolder ? .durable : .none, replacing: false)
     }
 
+    /// Puts a prepared file at its place, replacing what is there, and syncs the folder unless
+    /// `syncingFolder` is false: what ``write(_:to:mode:durability:usingSpare:)`` does after
+    /// its write. The temporary file is gone after.
+    /// - Throws: ``FileIOError`` if the rename or the folder's sync fails.
+    public static func replace(with prepared: PreparedFile, syncingFolder: Bool = true) throws(FileIOError) {
+        _ = try putInPlace(prepared.temporary, atPath: prepared.path, durability: syncingFolder ? .durable : .none, replacing: true)
+    }
+
     /// Whether `name` is a temporary name ``prepare(_:forPath:usingSpare:)`` gives a file whose
     /// place is named `placeName` (`.tmp-<place>.<process>.<number>`), and not the spare made
     /// ahead for it.

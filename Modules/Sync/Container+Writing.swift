@@ -10,16 +10,53 @@ extension Container {
 
     /// Writes a JSON record atomically (temporary dot-name, fsync, rename, fsync directory).
     func writeJSON(_ value: some Encodable, to url: URL, pretty: Bool = true, limit: Int = maximumRecordSize) throws(SyncError) {
+        try writeRecord(try encodeJSON(value, for: url, pretty: pretty), to: url, limit: limit)
+    }
+
+    /// ``writeJSON(_:to:pretty:limit:)`` in two steps: the record written and synced beside
+    /// `url` under a temporary name now, on any thread, while the caller does something else,
+    /// and put in place by ``placeRecord(_:)`` (or dropped by `AtomicFile.discard`).
+    func prepareJSON(_ value: some Encodable, to url: URL, limit: Int = maximumRecordSize) throws(SyncError) -> AtomicFile.PreparedFile {
+        var data = try encodeJSON(value, for: url, pretty: true)
+        if let sealed = try sealRecord(data, at: url) { data = Data(sealed) }
+        guard data.count <= limit else {
+            throw SyncError(.writeFailed, path: url.path, detail: "\(data.count) bytes, more than the \(limit) bytes a reader accepts")
+        }
+        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        do {
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
+            return try AtomicFile.prepare(data, for: url, usingSpare: true)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: error.description)
+        }
+    }
+
+    /// Puts a record made by ``prepareJSON(_:to:limit:)`` in place, replacing what is there,
+    /// and syncs its folder unless `syncingFolder` is false, as ``writeJSON(_:to:pretty:limit:)``
+    /// does after its write.
+    func placeRecord(_ prepared: AtomicFile.PreparedFile, syncingFolder: Bool = true) throws(SyncError) {
+        // Checked again: the folders may have changed since the record was written.
+        if let problem = symlinkProblem(prepared.url) {
+            AtomicFile.discard(prepared)
+            throw SyncError(.writeFailed, path: prepared.path, detail: problem)
+        }
+        do {
+            try AtomicFile.replace(with: prepared, syncingFolder: syncingFolder)
+        } catch {
+            throw SyncError(.writeFailed, path: prepared.path, detail: error.description)
+        }
+        didChangeFile(prepared.url)
+    }
+
+    private func encodeJSON(_ value: some Encodable, for url: URL, pretty: Bool) throws(SyncError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
         encoder.dateEncodingStrategy = .millisecondsSince1970
-        let data: Data
         do {
-            data = try encoder.encode(value)
+            return try encoder.encode(value)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: "\(error)")
         }
-        try writeRecord(data, to: url, limit: limit)
     }
 
     /// Writes a record's JSON (signed and sealed first in a signed container), atomically.

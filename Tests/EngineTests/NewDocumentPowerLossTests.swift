@@ -3,6 +3,7 @@ import Foundation
 import Model
 import Storage
 import Sync
+import Synchronization
 import Testing
 import TestSupport
 
@@ -83,6 +84,62 @@ import TestSupport
         await b.closeAll()
     }
 
+    /// The info file is written and synced while the store is made and the first save
+    /// commits, but put in place only after the commit: while the commit runs no info file is
+    /// in the container, and a first save that fails leaves no folder there (the one made
+    /// ahead and taken for it is removed with the info file written ahead), so peers never
+    /// find a document that will never have a log.
+    @Test(arguments: [EngineHarness.Backend.sqlite, .json])
+    func aNewDocumentsInfoFileGoesInPlaceOnlyAfterItsFirstCommit(_ backend: EngineHarness.Backend) async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let documents = harness.container.appendingPathComponent("documents")
+        @Sendable func infoFiles() -> [String] {
+            let folders = (try? FileManager.default.contentsOfDirectory(atPath: documents.path)) ?? []
+            return folders.flatMap { folder in
+                ((try? FileManager.default.contentsOfDirectory(atPath: documents.appendingPathComponent(folder).path)) ?? [])
+                    .filter { $0.hasPrefix("info-") }
+            }
+        }
+        // What the container holds at each write while `new` runs (spares are made through the
+        // same stores before and after).
+        let watching = Mutex(false)
+        let seen = Mutex<[[String]]>([])
+        let refuse = Mutex(false)
+        let standard = StoreProvider.standard()
+        let watched = StoreProvider(
+            open: { kind, url, create throws(StoreError) in
+                WatchedStore(try standard.open(kind, at: url, create: create)) {
+                    if watching.withLock({ $0 }) { seen.withLock { $0.append(infoFiles()) } }
+                    return refuse.withLock { $0 }
+                }
+            },
+            destroy: { kind, url throws(StoreError) in try standard.destroy(kind, at: url) },
+            exists: { kind, url in standard.exists(kind, at: url) })
+        let a = try harness.device("A", backend: backend, stores: watched, keepsSpareStores: true)
+        await a.prepareSpareStores()
+        watching.withLock { $0 = true }
+        let created = try await a.create(name: try DocumentName("Ahead"))
+        watching.withLock { $0 = false }
+        let writes = seen.withLock { $0 }
+        #expect(writes.first == [], "no info file while the first save commits (the first write): \(writes)")
+        #expect(infoFiles().count == 1, "the info file is in place once `new` returns")
+        let b = try harness.device("B", backend: backend)
+        await b.sync()
+        #expect(try await b.detail(created.id).text == (try await a.detail(created.id).text))
+
+        await a.waitForSpareStores()
+        refuse.withLock { $0 = true }
+        await #expect(throws: (any Error).self) { _ = try await a.create(name: try DocumentName("Refused")) }
+        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: documents.path)) ?? []).filter { !$0.hasPrefix(".") }
+        #expect(folders == [created.id.description], "the failed document left no folder in the container")
+        #expect(infoFiles().count == 1)
+        let report = await b.sync()
+        #expect(report.discovered.isEmpty)
+        await a.closeAll()
+        await b.closeAll()
+    }
+
     /// Without the container the first commit is synced as before: the outbox is its only copy.
     @Test func aNewDocumentWithoutTheContainerIsSyncedInItsStore() async throws {
         let harness = try EngineHarness()
@@ -98,4 +155,29 @@ import TestSupport
         #expect(try await restarted.detail(created.id).text == text)
         await restarted.closeAll()
     }
+}
+
+/// A store that runs `check` before each write, and refuses the write (after its body ran, as
+/// a full disk would at the commit) when `check` says so.
+private final class WatchedStore: DocumentStore {
+    let inner: any DocumentStore
+    let check: @Sendable () -> Bool
+    init(_ inner: any DocumentStore, check: @escaping @Sendable () -> Bool) {
+        self.inner = inner
+        self.check = check
+    }
+    var kind: StoreKind { inner.kind }
+    var url: URL { inner.url }
+    func read() throws(StoreError) -> StoreContents { try inner.read() }
+    func write<T>(durable: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
+        try write(durable: durable, notingObjects: false, body)
+    }
+    func write<T>(durable: Bool, notingObjects: Bool, _ body: (inout StoreContents) throws -> T) throws -> T {
+        guard check() else { return try inner.write(durable: durable, notingObjects: notingObjects, body) }
+        var contents = try inner.read()
+        _ = try body(&contents)
+        throw StoreError(.writeFailed, path: url.path, detail: "the disk is full")
+    }
+    func sync() throws(StoreError) { try inner.sync() }
+    func close() { inner.close() }
 }

@@ -1,0 +1,48 @@
+import Dispatch
+import FileIO
+import Foundation
+import Synchronization
+
+/// A record of the container written and synced under its temporary name on a thread of the
+/// system's pool, while the caller does something else: a new document's info file while its
+/// first save commits (``Replicator/startPublishing(_:)``). Nothing is in place until
+/// ``Replicator/publish(_:store:baseline:writingAhead:info:)`` puts it there; a file never
+/// taken is removed when the last reference goes.
+public final class RecordWriteAhead: Sendable {
+    private let state = Mutex<Result<AtomicFile.PreparedFile, SyncError>?>(nil)
+    private let taken = Mutex(false)
+    private let finished = DispatchSemaphore(value: 0)
+    /// Whether ``Replicator/startPublishing(_:)`` took the document's folder (the one made
+    /// ahead), which ``Replicator/abandonPublishing(_:_:)`` then removes.
+    let tookFolder: Bool
+
+    init(tookFolder: Bool, _ write: @escaping @Sendable () throws(SyncError) -> AtomicFile.PreparedFile) {
+        self.tookFolder = tookFolder
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            let written = Result { () throws(SyncError) in try write() }
+            state.withLock { $0 = written }
+            finished.signal()
+        }
+    }
+
+    deinit {
+        if case .success(let prepared)? = state.withLock({ $0 }), !taken.withLock({ $0 }) { AtomicFile.discard(prepared) }
+    }
+
+    /// Waits for the write and hands its file out, once; the write's error when it failed.
+    func take() throws(SyncError) -> AtomicFile.PreparedFile? {
+        finished.wait()
+        finished.signal()  // for a later caller
+        let first = taken.withLock { taken -> Bool in
+            defer { taken = true }
+            return !taken
+        }
+        guard first, let result = state.withLock({ $0 }) else { return nil }
+        return try result.get()
+    }
+
+    /// Drops the file unless it was taken (the save it waited for did not commit).
+    public func discard() {
+        if let prepared = try? take() { AtomicFile.discard(prepared) }
+    }
+}
