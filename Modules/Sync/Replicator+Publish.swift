@@ -1,0 +1,91 @@
+import FileIO
+import Foundation
+import Model
+import Storage
+
+// Publishing: a document's info file (and baseline) in the container, written ahead for a new one.
+extension Replicator {
+    /// Makes a document visible to peers: its info file, and (for a document that already has
+    /// history, like one moved to the cloud) a baseline so a fresh peer can build it.
+    ///
+    /// `writingAhead`: a save of the document whose log (in its `outbox`) is written beside its
+    /// slot while the info file is written (unless its commit wrote it ahead already), and
+    /// returned for ``flush(_:in:after:)`` to put in place after it: logs never reach peers
+    /// before the document's info file does. `info`: the info file written ahead by
+    /// ``startPublishing(_:)``, put in place here without a sync of its folder, so that the
+    /// first log can follow it at once: the caller calls ``finishPublishing(_:)`` after that
+    /// log's flush.
+    @discardableResult
+    public func publish(
+        _ info: DocumentInfo, store: any DocumentStore, baseline: Bool, writingAhead commit: LocalCommit? = nil, info infoAhead: RecordWriteAhead? = nil
+    ) throws -> LogWriteAhead? {
+        do {
+            try container.checkAvailable()
+        } catch {
+            infoAhead?.discard()
+            throw error
+        }
+        takeDocumentFolder(info.document)
+        // Started once the folder is the one made ahead (taken just now): writing into it first
+        // would make the folder and leave the one made ahead unused.
+        let ahead = commit.flatMap { commit in
+            commit.writeAhead
+                ?? LogWriteAhead.starting(for: commit, container: container, document: info.document, device: device.id, preparingNext: preparesNextLog)
+        }
+        let url = container.infoURL(info.document, device: device.id)
+        do {
+            // The baseline before the info file: a document is published once its info file is
+            // there, so a process killed in between leaves peers nothing rather than an empty
+            // document that no later pass would fill (the next pass publishes it whole).
+            if baseline { try writeBaseline(info.document, from: store) }
+            if container.isPublished(info.document, by: device.id) {
+                infoAhead?.discard()
+            } else if let prepared = try? infoAhead?.take() {
+                try container.placeRecord(prepared, syncingFolder: false)
+            } else {
+                try container.writeJSON(info, to: url)
+            }
+        } catch {
+            ahead?.discard()
+            throw error
+        }
+        return ahead
+    }
+
+    /// Starts publishing a new document while its first save commits: takes the document's
+    /// folder in the container (the one made ahead, so the save can write its log ahead into
+    /// it) and writes its info file under a temporary name on a thread of its own. Nothing is
+    /// visible to peers before ``publish(_:store:baseline:writingAhead:info:)`` puts the info
+    /// file in place, after the save committed: a process killed before then leaves a folder
+    /// without an info file, which peers pass over.
+    public func startPublishing(_ info: DocumentInfo) throws(SyncError) -> RecordWriteAhead {
+        try container.checkAvailable()
+        let took = takeDocumentFolder(info.document)
+        let container = container
+        let url = container.infoURL(info.document, device: device.id)
+        return RecordWriteAhead(tookFolder: took) { () throws(SyncError) in try container.prepareJSON(info, to: url) }
+    }
+
+    /// Undoes ``startPublishing(_:)`` for a new document that failed before its info file was
+    /// put in place: the file written ahead is removed, and so is the folder it took, unless an
+    /// info file is in it.
+    public func abandonPublishing(_ document: DocumentID, _ ahead: RecordWriteAhead) {
+        ahead.discard()
+        guard ahead.tookFolder, !container.hasInfoFile(document) else { return }
+        container.remove(container.documentDirectory(document))
+    }
+
+    /// Syncs the folder of a document published with its info file written ahead
+    /// (``publish(_:store:baseline:writingAhead:info:)``): the info file's place is durable
+    /// once this returns. Its first log, flushed before, keeps its order after a power loss (a
+    /// journaling file system commits the two renames in order) or waits under its temporary
+    /// name for the device's next pass.
+    public func finishPublishing(_ document: DocumentID) throws(SyncError) {
+        let folder = container.documentDirectory(document)
+        do {
+            try AtomicFile.syncDirectory(folder)
+        } catch {
+            throw SyncError(.writeFailed, path: folder.path, detail: error.description)
+        }
+    }
+}
