@@ -97,7 +97,7 @@ extension DocumentLibrary {
         // when it was made), and the store is synced if the info file or the log cannot be
         // written.
         let logIsTheDurableStep = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
-        var committed = try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep, writingLogAhead: infoAhead != nil)
+        var committed = try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep, writingLogAhead: infoAhead != nil && logIsTheDurableStep)
         if !logIsTheDurableStep { try saveRecord(record) }
         if useCloud {
             // Unpublished (container unwritable), the log waits in the outbox for the pass

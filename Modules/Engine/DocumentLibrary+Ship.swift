@@ -81,7 +81,7 @@ extension DocumentLibrary {
             createdAt: record.createdAt, store: record.store, container: containerID)
     }
 
-    /// What ``publish(_:baseline:writingAhead:)`` started: the log it writes ahead.
+    /// What ``publish(_:baseline:writingAhead:info:)`` started: the log it writes ahead.
     struct Published {
         var writeAhead: LogWriteAhead?
     }

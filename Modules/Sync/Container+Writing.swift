@@ -202,8 +202,12 @@ extension Container {
     ///   process's save that never committed, whose number the next save took), and removed
     ///   once the slot holds its bytes or the latest one's. Nothing is removed while the slot
     ///   holds anything else or cannot be read.
+    /// Nothing is put in place in a document's folder that holds no info file.
     /// Returns whether a log was put in its slot.
     func placeUnplacedLogs(_ document: DocumentID, device: DeviceID, _ unplaced: [UnplacedLog], bootedAt: Date, refusing: Set<UUID>) -> Bool {
+        // Never a log without an info file: a new document's info file whose rename a power
+        // loss undid (put in place unsynced just before its first log) keeps its log out too.
+        guard hasInfoFile(document) else { return false }
         let folder = logsPath(document, device: device)
         var candidates: [UInt64: [(path: String, bytes: [UInt8], committedAt: Date)]] = [:]
         for entry in unplaced where !AtomicFile.isRunning(entry.maker) {

@@ -12,12 +12,8 @@ public final class RecordWriteAhead: Sendable {
     private let state = Mutex<Result<AtomicFile.PreparedFile, SyncError>?>(nil)
     private let taken = Mutex(false)
     private let finished = DispatchSemaphore(value: 0)
-    /// Whether ``Replicator/startPublishing(_:)`` took the document's folder (the one made
-    /// ahead), which ``Replicator/abandonPublishing(_:_:)`` then removes.
-    let tookFolder: Bool
 
-    init(tookFolder: Bool, _ write: @escaping @Sendable () throws(SyncError) -> AtomicFile.PreparedFile) {
-        self.tookFolder = tookFolder
+    init(_ write: @escaping @Sendable () throws(SyncError) -> AtomicFile.PreparedFile) {
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             let written = Result { () throws(SyncError) in try write() }
             state.withLock { $0 = written }

@@ -41,14 +41,10 @@ extension Replicator {
     }
 
     /// Renames this device's document folder made ahead to `document`'s, when that is not there.
-    /// Returns false when it was there (any folder made for the document is then this call's:
-    /// the one made ahead, or the one the first write there makes when none was ready).
-    @discardableResult
-    func takeDocumentFolder(_ document: DocumentID) -> Bool {
+    func takeDocumentFolder(_ document: DocumentID) {
         let folder = container.documentDirectory(document)
-        guard !FileManager.default.fileExists(atPath: folder.path) else { return false }
+        guard !FileManager.default.fileExists(atPath: folder.path) else { return }
         try? AtomicFile.move(container.spareDocumentDirectory(device: device.id), to: folder)
-        return true
     }
 
     /// Deletes a document for every device: a tombstone that stays, and the document's folder.

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FileIO
 import Foundation
 import Model
@@ -57,29 +60,36 @@ extension Replicator {
     /// it) and writes its info file under a temporary name on a thread of its own. Nothing is
     /// visible to peers before ``publish(_:store:baseline:writingAhead:info:)`` puts the info
     /// file in place, after the save committed: a process killed before then leaves a folder
-    /// without an info file, which peers pass over.
+    /// without an info file, which peers pass over (and `container verify` reports).
     public func startPublishing(_ info: DocumentInfo) throws(SyncError) -> RecordWriteAhead {
         try container.checkAvailable()
-        let took = takeDocumentFolder(info.document)
+        takeDocumentFolder(info.document)
         let container = container
         let url = container.infoURL(info.document, device: device.id)
-        return RecordWriteAhead(tookFolder: took) { () throws(SyncError) in try container.prepareJSON(info, to: url) }
+        return RecordWriteAhead { () throws(SyncError) in try container.prepareJSON(info, to: url) }
     }
 
     /// Undoes ``startPublishing(_:)`` for a new document that failed before its info file was
-    /// put in place: the file written ahead is removed, and so is the folder it took, unless an
-    /// info file is in it.
+    /// put in place: the file written ahead is removed, so are the empty files the folder made
+    /// ahead brought, and then the folder, only as far as it is empty: a file anyone else put
+    /// there (a peer's, for a document created under a known UUID) stays, and so does its folder.
     public func abandonPublishing(_ document: DocumentID, _ ahead: RecordWriteAhead) {
         ahead.discard()
-        guard ahead.tookFolder, !container.hasInfoFile(document) else { return }
-        container.remove(container.documentDirectory(document))
+        let folder = container.documentDirectory(document)
+        let logs = Container.logsDirectory(inDocumentFolder: folder, device: device.id)
+        unlink(AtomicFile.spareTemporary(for: Container.infoURL(inDocumentFolder: folder, device: device.id)).path)
+        for sequence: UInt64 in [1, 2] {
+            unlink(AtomicFile.spareTemporary(for: logs.appendingPathComponent(Container.logFileName(sequence), isDirectory: false)).path)
+        }
+        for empty in [logs, logs.deletingLastPathComponent(), folder] { rmdir(empty.path) }
     }
 
     /// Syncs the folder of a document published with its info file written ahead
     /// (``publish(_:store:baseline:writingAhead:info:)``): the info file's place is durable
-    /// once this returns. Its first log, flushed before, keeps its order after a power loss (a
-    /// journaling file system commits the two renames in order) or waits under its temporary
-    /// name for the device's next pass.
+    /// once this returns. Until then a power loss may undo its rename while keeping the first
+    /// log's (on a file system that does not commit renames in order): the log is then never
+    /// put in place by the device's next pass, which places only logs of documents whose
+    /// info file is there (``Container/placeUnplacedLogs(_:device:_:bootedAt:refusing:)``).
     public func finishPublishing(_ document: DocumentID) throws(SyncError) {
         let folder = container.documentDirectory(document)
         do {

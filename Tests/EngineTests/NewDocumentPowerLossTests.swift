@@ -140,6 +140,37 @@ import TestSupport
         await b.closeAll()
     }
 
+    /// A `new` under a UUID a peer already shares (``DocumentLibrary/withDocument(_:_:)``) that
+    /// fails removes only what it wrote in the container: the peer's info file and logs stay.
+    @Test func aFailedNewUnderAKnownUUIDLeavesThePeersFilesInTheContainer() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let b = try harness.device("B", backend: .sqlite)
+        let shared = try await b.create(name: try DocumentName("Shared"))
+        try await b.appendText(shared.id, " more")
+        let folder = harness.container.appendingPathComponent("documents").appendingPathComponent(shared.id.description)
+        func files() -> [String] {
+            (FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String] ?? []).filter { !$0.contains(".tmp-") }.sorted()
+        }
+        let before = files()
+        #expect(before.contains { $0.hasPrefix("info-") } && before.contains { $0.hasSuffix(".log") })
+        let standard = StoreProvider.standard()
+        let refusing = StoreProvider(
+            open: { kind, url, create throws(StoreError) in WatchedStore(try standard.open(kind, at: url, create: create)) { true } },
+            destroy: { kind, url throws(StoreError) in try standard.destroy(kind, at: url) },
+            exists: { kind, url in standard.exists(kind, at: url) })
+        let a = try harness.device("A", backend: .sqlite, stores: refusing, keepsSpareStores: true)
+        await a.prepareSpareStores()
+        await #expect(throws: (any Error).self) { _ = try await a.create(name: try DocumentName("Again"), id: shared.id) }
+        #expect(files() == before, "the peer's files are all there, and nothing of A's")
+        let c = try harness.device("C", backend: .sqlite)
+        await c.sync()
+        #expect(try await c.detail(shared.id).text == (try await b.detail(shared.id).text))
+        await a.closeAll()
+        await b.closeAll()
+        await c.closeAll()
+    }
+
     /// Without the container the first commit is synced as before: the outbox is its only copy.
     @Test func aNewDocumentWithoutTheContainerIsSyncedInItsStore() async throws {
         let harness = try EngineHarness()

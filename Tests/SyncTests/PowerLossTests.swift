@@ -95,6 +95,17 @@ import TestSupport
 
         let unplaced = folder.appendingPathComponent(".tmp-0000000000000002.log.\(try exitedProcess()).17", isDirectory: false)
         try FileManager.default.moveItem(at: running, to: unplaced)
+        // Never a log without an info file: with the document's info files gone (a new
+        // document's, whose rename the power loss undid), the log stays where it is.
+        let documentFolder = container.documentDirectory(doc)
+        let infos = try FileManager.default.contentsOfDirectory(atPath: documentFolder.path).filter { $0.hasPrefix("info-") }
+        #expect(!infos.isEmpty)
+        let away = harness.folder.appending("infos-away")
+        try FileManager.default.createDirectory(at: away, withIntermediateDirectories: true)
+        for name in infos { try FileManager.default.moveItem(at: documentFolder.appendingPathComponent(name), to: away.appendingPathComponent(name)) }
+        #expect(try a.importPending(doc).imported.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: unplaced.path))
+        for name in infos { try FileManager.default.moveItem(at: away.appendingPathComponent(name), to: documentFolder.appendingPathComponent(name)) }
         #expect(try a.importPending(doc).imported.count == 1)
         #expect(try a.text(doc) == "one two")
         #expect(!FileManager.default.fileExists(atPath: unplaced.path))
