@@ -72,6 +72,15 @@ extension DocumentLibrary {
             localRecord(info.document) != nil || (catalog.damaged[info.document] != nil && holdsMoreThanItsRecord(info.document))
         }
         for file in discovery.problems { quarantine(file, in: &report) }
+        // A folder a `new` of this device left when it was killed before its info file went in
+        // place: only its own temporary files, their process gone (full passes).
+        if only == nil, let replicator {
+            discovery.waiting.removeAll { id in
+                guard localRecord(id) == nil, replicator.removeAbandonedNewDocument(id) else { return false }
+                logger.notice("removed the folder a killed `new` left in the container", metadata: ["uuid": "\(id)"])
+                return true
+            }
+        }
         catalog.reserve(more: discovery.found.count)
         for info in discovery.found {
             let record = LocalDocumentRecord(

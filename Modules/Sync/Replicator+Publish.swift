@@ -60,7 +60,8 @@ extension Replicator {
     /// it) and writes its info file under a temporary name on a thread of its own. Nothing is
     /// visible to peers before ``publish(_:store:baseline:writingAhead:info:)`` puts the info
     /// file in place, after the save committed: a process killed before then leaves a folder
-    /// without an info file, which peers pass over (and `container verify` reports).
+    /// without an info file, which peers pass over and the device's next full pass removes
+    /// (``removeAbandonedNewDocument(_:)``).
     public func startPublishing(_ info: DocumentInfo) throws(SyncError) -> RecordWriteAhead {
         try container.checkAvailable()
         takeDocumentFolder(info.document)
@@ -82,6 +83,55 @@ extension Replicator {
             unlink(AtomicFile.spareTemporary(for: logs.appendingPathComponent(Container.logFileName(sequence), isDirectory: false)).path)
         }
         for empty in [logs, logs.deletingLastPathComponent(), folder] { rmdir(empty.path) }
+    }
+
+    /// Removes what a `new` of this device killed before its info file went in place left in
+    /// the container: `document`'s folder when it holds no info file and nothing but this
+    /// device's temporary files (the info file and the first log written ahead, the standby and
+    /// empty files made ahead), at least one of them written by a process that is gone and none
+    /// by one that runs. Anything else in it (a peer's file, a log in its slot) leaves the
+    /// folder alone. For a document this device has no record of; returns whether it went.
+    @discardableResult
+    public func removeAbandonedNewDocument(_ document: DocumentID) -> Bool {
+        let folder = container.documentDirectory(document).path
+        let own = device.id.description
+        let infoName = Container.infoURL(inDocumentFolder: URL(fileURLWithPath: folder), device: device.id).lastPathComponent
+        guard let top = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return false }
+        var files: [String] = []
+        var makers: [pid_t] = []
+        for name in top {
+            if name == "logs" { continue }
+            if name == AtomicFile.spareTemporaryPath(forPath: infoName) {
+                files.append(folder + "/" + name)
+            } else if let maker = AtomicFile.preparedMaker(name, of: infoName) {
+                files.append(folder + "/" + name)
+                makers.append(maker)
+            } else {
+                return false
+            }
+        }
+        let logs = folder + "/logs"
+        let logFolders = top.contains("logs") ? ((try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? [""]) : []
+        guard logFolders.allSatisfy({ $0 == own }) else { return false }
+        if !logFolders.isEmpty {
+            let deviceLogs = logs + "/" + own
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: deviceLogs) else { return false }
+            for name in names {
+                let first = Container.logFileName(1)
+                if name == AtomicFile.spareTemporaryPath(forPath: first) || name == AtomicFile.spareTemporaryPath(forPath: Container.logFileName(2)) {
+                    files.append(deviceLogs + "/" + name)
+                } else if let maker = AtomicFile.preparedMaker(name, of: first) ?? AtomicFile.standbyMaker(name) {
+                    files.append(deviceLogs + "/" + name)
+                    makers.append(maker)
+                } else {
+                    return false
+                }
+            }
+        }
+        guard !makers.isEmpty, !makers.contains(where: AtomicFile.isRunning) else { return false }
+        for file in files { unlink(file) }
+        for empty in [logs + "/" + own, logs, folder] { rmdir(empty) }
+        return !FileManager.default.fileExists(atPath: folder)
     }
 
     /// Syncs the folder of a document published with its info file written ahead

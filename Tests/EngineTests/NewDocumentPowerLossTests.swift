@@ -171,6 +171,43 @@ import TestSupport
         await c.closeAll()
     }
 
+    /// A `new` killed before its info file went in place leaves its folder in the container with
+    /// the info file and first log written ahead, under temporary names: the device's next full
+    /// pass removes it, once their process is gone. A folder with anything else in it (a
+    /// peer's file) or a running process's files stays.
+    @Test func aFolderAKilledNewLeftIsRemovedByTheNextPass() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite)
+        await a.sync()
+        let device = a.identity.id.description
+        let documents = harness.container.appendingPathComponent("documents")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        let gone = process.processIdentifier
+        func leftover(_ id: String, maker: Int32, extra: String? = nil) throws -> URL {
+            let folder = documents.appendingPathComponent(id)
+            let logs = folder.appendingPathComponent("logs/\(device)")
+            try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+            try Data("{}".utf8).write(to: folder.appendingPathComponent(".tmp-info-\(device).json.\(maker).7"))
+            try Data().write(to: logs.appendingPathComponent(".tmp-0000000000000002.log.spare"))
+            try Data([1, 2, 3]).write(to: logs.appendingPathComponent(".tmp-0000000000000001.log.\(maker).9"))
+            if let extra { try Data("x".utf8).write(to: folder.appendingPathComponent(extra)) }
+            return folder
+        }
+        let killed = try leftover("5e1f0000-0000-4000-8000-000000000001", maker: gone)
+        let running = try leftover("5e1f0000-0000-4000-8000-000000000002", maker: ProcessInfo.processInfo.processIdentifier)
+        let shared = try leftover("5e1f0000-0000-4000-8000-000000000003", maker: gone, extra: "notes.txt")
+        await a.sync()
+        #expect(!FileManager.default.fileExists(atPath: killed.path), "the killed new's folder is gone")
+        #expect(FileManager.default.fileExists(atPath: running.path), "a running process's folder stays")
+        #expect(FileManager.default.fileExists(atPath: shared.appendingPathComponent("notes.txt").path), "a folder with another file stays")
+        #expect(await a.list().isEmpty)
+        await a.closeAll()
+    }
+
     /// Without the container the first commit is synced as before: the outbox is its only copy.
     @Test func aNewDocumentWithoutTheContainerIsSyncedInItsStore() async throws {
         let harness = try EngineHarness()
