@@ -17,14 +17,9 @@ extension Container {
     /// `url` under a temporary name now, on any thread, while the caller does something else,
     /// and put in place by ``placeRecord(_:)`` (or dropped by `AtomicFile.discard`).
     func prepareJSON(_ value: some Encodable, to url: URL, limit: Int = maximumRecordSize) throws(SyncError) -> AtomicFile.PreparedFile {
-        var data = try encodeJSON(value, for: url, pretty: true)
-        if let sealed = try sealRecord(data, at: url) { data = Data(sealed) }
-        guard data.count <= limit else {
-            throw SyncError(.writeFailed, path: url.path, detail: "\(data.count) bytes, more than the \(limit) bytes a reader accepts")
-        }
-        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        let data = try sealedRecord(try encodeJSON(value, for: url, pretty: true), at: url, limit: limit)
+        try makeFolder(of: url)
         do {
-            try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
             return try AtomicFile.prepare(data, for: url, usingSpare: true)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)
@@ -61,9 +56,16 @@ extension Container {
 
     /// Writes a record's JSON (signed and sealed first in a signed container), atomically.
     func writeRecord(_ json: Data, to url: URL, limit: Int) throws(SyncError) {
+        try writeRaw(try sealedRecord(json, at: url, limit: limit), to: url)
+    }
+
+    /// A record's JSON as it is written at `url`: signed and sealed in a signed container, at
+    /// most `limit` bytes.
+    private func sealedRecord(_ json: Data, at url: URL, limit: Int) throws(SyncError) -> Data {
         var data = json
         if let sealed = try sealRecord(data, at: url) { data = Data(sealed) }
-        try writeRaw(data, to: url, limit: limit)
+        try checkSize(data, of: url, limit: limit)
+        return data
     }
 
     /// Writes a format 2 file: `envelope` sealed as the container wants it (``seal(_:)``), at
@@ -75,24 +77,37 @@ extension Container {
     /// ``writeRaw(_:to:)`` of at most `limit` bytes: a device never writes a file its peers
     /// would refuse.
     private func writeRaw(_ data: Data, to url: URL, limit: Int) throws(SyncError) {
+        try checkSize(data, of: url, limit: limit)
+        try writeRaw(data, to: url)
+    }
+
+    private func checkSize(_ data: Data, of url: URL, limit: Int) throws(SyncError) {
         guard data.count <= limit else {
             throw SyncError(.writeFailed, path: url.path, detail: "\(data.count) bytes, more than the \(limit) bytes a reader accepts")
         }
-        try writeRaw(data, to: url)
     }
 
     /// Writes finished bytes atomically (temporary dot-name, fsync, rename, fsync directory),
     /// never through a link.
     func writeRaw(_ data: Data, to url: URL) throws(SyncError) {
-        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        try makeFolder(of: url)
         do {
-            try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
             // Into the empty file a document folder made ahead brings, when it is there.
             try AtomicFile.write(data, to: url, durability: .durable, usingSpare: true)
         } catch {
             throw SyncError(.writeFailed, path: url.path, detail: error.description)
         }
         didChangeFile(url)
+    }
+
+    /// Makes the folder `url` goes in, never through a link.
+    private func makeFolder(of url: URL) throws(SyncError) {
+        if let problem = symlinkProblem(url) { throw SyncError(.writeFailed, path: url.path, detail: problem) }
+        do {
+            try AtomicFile.makeDirectory(url.deletingLastPathComponent(), below: root)
+        } catch {
+            throw SyncError(.writeFailed, path: url.path, detail: error.description)
+        }
     }
 
     /// Writes a log file unless it is already there (a retry after a crash writes the same bytes).
