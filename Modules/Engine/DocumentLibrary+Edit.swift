@@ -215,22 +215,32 @@ extension DocumentLibrary {
 
     /// `durable`: whether the commit is synced; nil decides as a save does (not when its log
     /// ships at once). `writingLogAhead`: whether the log is written beside its slot while the
-    /// store commits; nil decides as a save does (when its log ships at once).
+    /// store commits; nil decides as a save does (when its log ships at once). `peersMayHaveLogs`:
+    /// false for a document made here under a new UUID, whose folders no peer can have written
+    /// into yet: its first save looks for none.
     @discardableResult
-    func commit(_ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil, writingLogAhead: Bool? = nil) throws -> LocalCommit {
-        try commit(to: document, ship: ship, flush: flush, durable: durable, writingLogAhead: writingLogAhead) { _ in (changes, []) }
+    func commit(
+        _ changes: [Change], to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil, writingLogAhead: Bool? = nil,
+        peersMayHaveLogs: Bool = true
+    ) throws -> LocalCommit {
+        try commit(to: document, ship: ship, flush: flush, durable: durable, writingLogAhead: writingLogAhead, peersMayHaveLogs: peersMayHaveLogs) { _ in
+            (changes, [])
+        }
     }
 
     @discardableResult
     func commit(
-        to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil, writingLogAhead: Bool? = nil,
+        to document: OpenDocument, ship: Bool, flush: Bool = true, durable: Bool? = nil, writingLogAhead: Bool? = nil, peersMayHaveLogs: Bool = true,
         _ makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
     ) throws -> LocalCommit {
         let id = document.record.id
         if ship, let cloud {
-            let stamps = cloud.container.changeStamps(id, earlier: importedBeforeSave[id])
-            if importedBeforeSave[id] != stamps {
-                importedBeforeSave[id] = (try? cloud.importPending(id, into: document.store)) == nil ? nil : stamps
+            // What peers saved is imported first.
+            if peersMayHaveLogs {
+                let stamps = stampsBeforeSave(id, in: cloud.container)
+                if importedBeforeSave[id] != stamps {
+                    importedBeforeSave[id] = (try? cloud.importPending(id, into: document.store)) == nil ? nil : stamps
+                }
             }
             // A device that saves is registered before its first log ships: devices prune
             // their logs only once every registered device has applied them.
@@ -273,10 +283,19 @@ extension DocumentLibrary {
         } else if ship {
             storeTouched.insert(id)
         }
-        if shipsNow, let cloud { restampOwnLogs(id, container: cloud.container) }
         // The save is done and shipped: now is when the store's housekeeping can wait.
         document.store.checkpointIfDue()
         return committed
+    }
+
+    /// The stamps of `id`'s folders a save compares with those of its last import
+    /// (``importedBeforeSave``): when they match, no peer's log arrived since. This device's own
+    /// log folder is stamped as it was then: it changes with its own saves (and the standby
+    /// file made after each), and what is there is in the store already.
+    func stampsBeforeSave(_ id: DocumentID, in container: Container) -> Container.ChangeStamps {
+        let earlier = importedBeforeSave[id]
+        let current = container.changeStamps(id, earlier: earlier)
+        return earlier.map { current.keeping(identity.id, as: $0) } ?? current
     }
 
     /// The log format the device file says (version 1 without one), read again only when the
@@ -293,19 +312,6 @@ extension DocumentLibrary {
         let format = bytes.flatMap { try? JSONDecoder.multidoc.decode(DeviceFile.self, from: $0) }?.logFormat ?? .version1
         deviceFileFormat = file.flatMap { file in bytes.map { (file, $0, format) } }
         return format
-    }
-
-    /// This device's own log folder in ``importedBeforeSave`` stamped again after a save shipped
-    /// into it: peers never write there, so what changed it is this device's.
-    func restampOwnLogs(_ id: DocumentID, container: Container) {
-        guard var stamps = importedBeforeSave[id] else { return }
-        guard let index = stamps.index(of: identity.id), let documents = container.documentsFolder() else {
-            // A first log made this device's folder (and so changed `logs/`): listed again next time.
-            importedBeforeSave[id] = nil
-            return
-        }
-        stamps.stamps[index] = FileStamp(in: documents, id.description + "/logs/" + identity.id.description)
-        importedBeforeSave[id] = stamps
     }
 
     /// The peers' log folders in ``importedBeforeSave`` stamped as ``Replicator/importArrived(_:logs:into:)``

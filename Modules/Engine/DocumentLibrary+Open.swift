@@ -71,7 +71,8 @@ extension DocumentLibrary {
             throw error
         }
         do {
-            return try await finishCreating(record, document: document, changes: changes, useCloud: useCloud, kind: kind, infoAhead: infoAhead)
+            return try await finishCreating(
+                record, document: document, changes: changes, useCloud: useCloud, kind: kind, infoAhead: infoAhead, newUUID: id == nil)
         } catch {
             // Nothing is left behind by a `new` that failed before the document reached the
             // container: no store folder without its record, no folder in the container without
@@ -87,7 +88,8 @@ extension DocumentLibrary {
     }
 
     func finishCreating(
-        _ record: LocalDocumentRecord, document: OpenDocument, changes: [Change], useCloud: Bool, kind: StoreKind, infoAhead: RecordWriteAhead?
+        _ record: LocalDocumentRecord, document: OpenDocument, changes: [Change], useCloud: Bool, kind: StoreKind, infoAhead: RecordWriteAhead?,
+        newUUID: Bool
     ) async throws -> DocumentSummary {
         let name = record.name
         // One durable step for the first save too, when its log ships before `new` returns
@@ -97,7 +99,8 @@ extension DocumentLibrary {
         // when it was made), and the store is synced if the info file or the log cannot be
         // written.
         let logIsTheDurableStep = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
-        var committed = try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep, writingLogAhead: infoAhead != nil && logIsTheDurableStep)
+        var committed = try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep, writingLogAhead: infoAhead != nil && logIsTheDurableStep,
+            peersMayHaveLogs: !newUUID)
         if !logIsTheDurableStep { try saveRecord(record) }
         if useCloud {
             // Unpublished (container unwritable), the log waits in the outbox for the pass
@@ -245,6 +248,7 @@ extension DocumentLibrary {
         // (none is started now: the process is closing).
         await finishSpareWork()
         await handler.closeAll()
+        replicator?.discardShelvedStandbyFiles()
         saveCatalog()
         // A short-lived process exits next: let the nudges for what it wrote go out first.
         await configuration.containerObserver?.flush(timeout: .seconds(2))

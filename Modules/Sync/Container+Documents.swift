@@ -64,6 +64,15 @@ extension Container {
             let index = Self.folderStamps + position
             return index < stamps.count ? index : nil
         }
+
+        /// These stamps with `device`'s log folder stamped as in `earlier` (when both stamp it):
+        /// a comparison with `earlier` that passes over what `device` did there.
+        public func keeping(_ device: DeviceID, as earlier: ChangeStamps) -> ChangeStamps {
+            guard let index = index(of: device), let before = earlier.index(of: device) else { return self }
+            var kept = self
+            kept.stamps[index] = earlier.stamps[before]
+            return kept
+        }
     }
 
     /// The ``ChangeStamps`` of a document. With `earlier` (stamps this device trusted before):
