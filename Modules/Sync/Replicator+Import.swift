@@ -203,12 +203,51 @@ extension Replicator {
     public func importArrived(
         _ document: DocumentID, logs arrived: [DeviceID: Set<UInt64>], into store: any DocumentStore
     ) throws -> (report: ImportReport, hadObjects: Bool, after: StoreContents)? {
-        // Not a copy of the contents: one kept through the write below would share its texts,
-        // which the import then copies whole to change them.
-        let applied = try store.read().sync.applied
-        guard !applied.isEmpty else { return nil }
         // A backlog is the whole import's: said before any log is read.
         guard arrived.values.reduce(0, { $0 + $1.count }) <= importBatchSize else { return nil }
+        enum Outcome {
+            case wholeImport
+            case done(ImportReport, hadObjects: Bool, after: StoreContents)
+        }
+        // The logs are looked for and read inside the import's transaction, from what it applied
+        // as of that transaction: no read of the store before it (a transaction of its own), and
+        // nothing another process applies meanwhile is read again.
+        let outcome = try store.write(durable: false, notingObjects: true) { contents -> Outcome in
+            let hadObjects = !contents.graph.objects.isEmpty
+            guard !contents.sync.applied.isEmpty, let (logs, folderStamps) = readArrived(document, arrived, applied: contents.sync.applied) else {
+                return .wholeImport
+            }
+            var report = ImportReport()
+            if !logs.isEmpty {
+                // A log that waits for another device's: the full import sorts that out, and
+                // nothing is changed here then.
+                var willHave = contents.sync.applied
+                for log in logs {
+                    guard log.isNext(after: willHave[log.device] ?? 0), log.dependenciesMet(by: willHave) else { return .wholeImport }
+                    willHave[log.device] = log.sequence
+                }
+                for log in logs {
+                    report.summary.formUnion(Merge.apply(log, to: &contents))
+                    contents.sync.applied[log.device] = log.sequence
+                }
+                report.imported = logs.map(ImportedLog.init)
+                report.arrivedFolderStamps = folderStamps
+            }
+            var after = contents
+            after.objectJournal = nil
+            return .done(report, hadObjects: hadObjects, after: after)
+        }
+        guard case .done(let report, let hadObjects, let after) = outcome else { return nil }
+        return (report, hadObjects, after)
+    }
+
+    /// The arrived logs of ``importArrived(_:logs:into:)`` that continue what `applied` holds,
+    /// read, with the stamps of their devices' folders as they were before the look for a
+    /// later log; nil when the whole import must run (a gap, a log that cannot be read, a later
+    /// log already there, more than one transaction's weight).
+    private func readArrived(
+        _ document: DocumentID, _ arrived: [DeviceID: Set<UInt64>], applied: [DeviceID: UInt64]
+    ) -> (logs: [TransactionLog], folderStamps: [DeviceID: FileStamp])? {
         var logs: [TransactionLog] = []
         var weightRead = 0
         var folderStamps: [DeviceID: FileStamp] = [:]
@@ -233,34 +272,7 @@ extension Replicator {
             // import's to take.
             if sequences.contains(where: { $0 > next }) || container.hasLog(document, device: origin, sequence: next) { return nil }
         }
-        guard !logs.isEmpty else {
-            let contents = try store.read()
-            return (ImportReport(), !contents.graph.objects.isEmpty, contents)
-        }
-        let outcome = try store.write(durable: false, notingObjects: true) { contents -> (ChangeSummary, Bool, StoreContents)? in
-            let hadObjects = !contents.graph.objects.isEmpty
-            // Another process may have applied some meanwhile, or a log waits for another
-            // device's: the full import sorts that out, and nothing is changed here then.
-            var willHave = contents.sync.applied
-            for log in logs {
-                guard log.isNext(after: willHave[log.device] ?? 0), log.dependenciesMet(by: willHave) else { return nil }
-                willHave[log.device] = log.sequence
-            }
-            var summary = ChangeSummary()
-            for log in logs {
-                summary.formUnion(Merge.apply(log, to: &contents))
-                contents.sync.applied[log.device] = log.sequence
-            }
-            var after = contents
-            after.objectJournal = nil
-            return (summary, hadObjects, after)
-        }
-        guard let (summary, hadObjects, after) = outcome else { return nil }
-        var report = ImportReport()
-        report.summary = summary
-        report.imported = logs.map(ImportedLog.init)
-        report.arrivedFolderStamps = folderStamps
-        return (report, hadObjects, after)
+        return (logs, folderStamps)
     }
 
     /// Why a baseline must not stand in for logs, or nil: out of range (see ``ContainerBounds``),
