@@ -290,8 +290,8 @@ extension DocumentLibrary {
 
     /// The stamps of `id`'s folders a save compares with those of its last import
     /// (``importedBeforeSave``): when they match, no peer's log arrived since. This device's own
-    /// log folder is stamped as it was then: it changes with its own saves (and the standby
-    /// file made after each), and what is there is in the store already.
+    /// log folder is stamped as it was then: only this device's saves change it, and what they
+    /// saved is in the store already.
     func stampsBeforeSave(_ id: DocumentID, in container: Container) -> Container.ChangeStamps {
         let earlier = importedBeforeSave[id]
         let current = container.changeStamps(id, earlier: earlier)

@@ -248,7 +248,6 @@ extension DocumentLibrary {
         // (none is started now: the process is closing).
         await finishSpareWork()
         await handler.closeAll()
-        replicator?.discardShelvedStandbyFiles()
         saveCatalog()
         // A short-lived process exits next: let the nudges for what it wrote go out first.
         await configuration.containerObserver?.flush(timeout: .seconds(2))

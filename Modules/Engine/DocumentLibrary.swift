@@ -104,8 +104,8 @@ public actor DocumentLibrary {
     /// When each quiet mark's stamps were last found unchanged (see `trustedQuietMark`).
     var quietChecked: [DocumentID: ContinuousClock.Instant] = [:]
     /// Per document, the stamps of its folders in the container when a save last imported what
-    /// was waiting there (this device's own folder stamped again after each flush): the next
-    /// save imports only when they moved, so a save costs a few `stat`s, not a listing.
+    /// was waiting there (compared with this device's own folder left out, ``stampsBeforeSave(_:in:)``):
+    /// the next save imports only when they moved, so a save costs a few `stat`s, not a listing.
     var importedBeforeSave: [DocumentID: Container.ChangeStamps] = [:]
     /// The log format the device file says, with the identity and the bytes of the file it was
     /// read from: a save reads the file again only when it changed (one `stat`, not a read and

@@ -139,11 +139,8 @@ extension Container {
     }
 
     /// ``prepareLog(_:document:device:sequence:)`` into `standby` (made by
-    /// ``makeLogStandby(_:device:)``), which is used, or else shelved (`shelving`, for the next
-    /// save) or removed.
-    func prepareLog(
-        _ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64, into standby: AtomicFile.StandbyFile?, shelving: Bool = false
-    ) throws(SyncError) -> AtomicFile.PreparedFile {
+    /// ``makeLogStandby(_:device:)``), which is used or removed.
+    func prepareLog(_ data: Data, document: DocumentID, device: DeviceID, sequence: UInt64, into standby: AtomicFile.StandbyFile?) throws(SyncError) -> AtomicFile.PreparedFile {
         let path: String
         do {
             path = try logSlotPath(document, device: device, sequence: sequence)
@@ -157,7 +154,7 @@ extension Container {
             // first log) is taken rather than left behind.
             var spare = stat()
             if lstat(AtomicFile.spareTemporaryPath(forPath: path), &spare) == 0 {
-                if !(shelving && StandbyShelf.put(standby)) { AtomicFile.discard(standby) }
+                AtomicFile.discard(standby)
                 return try AtomicFile.prepare(data, forPath: path, usingSpare: true)
             }
             return try AtomicFile.prepare(data, forPath: path, into: standby)
@@ -182,17 +179,7 @@ extension Container {
     func makeLogStandby(_ document: DocumentID, device: DeviceID) -> AtomicFile.StandbyFile? {
         let folder = logsPath(document, device: device)
         guard symlinkProblem(standardPath: Self.standardPath(ofPath: folder)) == nil, Self.isFolder(path: folder) else { return nil }
-        return StandbyShelf.take(inFolder: folder) ?? AtomicFile.makeStandby(inFolder: folder)
-    }
-
-    /// Shelves a standby file in `device`'s log folder of `document` for the next save there
-    /// (``StandbyShelf``), unless one is shelved already or the folder is not a plain folder.
-    func shelveLogStandby(_ document: DocumentID, device: DeviceID) {
-        let folder = logsPath(document, device: device)
-        guard !StandbyShelf.holds(folder), symlinkProblem(standardPath: Self.standardPath(ofPath: folder)) == nil, Self.isFolder(path: folder),
-              let file = AtomicFile.makeStandby(inFolder: folder)
-        else { return }
-        if !StandbyShelf.put(file) { AtomicFile.discard(file) }
+        return AtomicFile.makeStandby(inFolder: folder)
     }
 
     /// Puts a log made by ``prepareLog(_:document:device:sequence:)`` in its slot, where

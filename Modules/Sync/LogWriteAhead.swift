@@ -40,7 +40,7 @@ public final class LogWriteAhead: Sendable {
         self.data = data
         let job: @Sendable (AtomicFile.StandbyFile?) -> Void = { [self] file in
             let written = Result { () throws(SyncError) in
-                try container.prepareLog(data, document: document, device: device, sequence: sequence, into: file, shelving: preparingNext)
+                try container.prepareLog(data, document: document, device: device, sequence: sequence, into: file)
             }
             // A save with a standby file needs no file made ahead: the next one makes its own.
             if preparingNext, file == nil, case .success = written, sequence < UInt64.max {

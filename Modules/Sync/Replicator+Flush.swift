@@ -106,20 +106,11 @@ extension Replicator {
         // them again finds the same bytes in place.
         let sent = Set(outbox.keys)
         try store.dropShipped(sent)
-        if preparesNextLog, let last = sent.max(), last < UInt64.max {
-            if writeAhead?.sequence == last {
-                // The next save's standby file (``StandbyShelf``), made off the caller's way once
-                // peers have had a moment to read this log: making a file holds its folder's
-                // lock, which a peer's lookup of the log waits for (made at once, it held back
-                // the import of the log it followed by as much as it saved the next save).
-                let container = container, device = device.id, asked = DispatchTime.now()
-                Self.lastShelving.withLock { $0 = asked }
-                Self.shelving.asyncAfter(deadline: asked + Self.shelvingDelay) { container.shelveLogStandby(document, device: device) }
-            } else {
-                // Not synced: its folder is an old one, synced by every log's write anyway, and a
-                // sync per save would cost a burst of saves more than the file saves the next one.
-                try? AtomicFile.makeSpareTemporary(forPath: container.logPath(document, device: device.id, sequence: last + 1), synced: false)
-            }
+        // A log written ahead made the next one's file with it (``LogWriteAhead``).
+        if preparesNextLog, let last = sent.max(), last < UInt64.max, writeAhead?.sequence != last {
+            // Not synced: its folder is an old one, synced by every log's write anyway, and a sync
+            // per save would cost a burst of saves more than the file saves the next one.
+            try? AtomicFile.makeSpareTemporary(forPath: container.logPath(document, device: device.id, sequence: last + 1), synced: false)
         }
         return written
     }

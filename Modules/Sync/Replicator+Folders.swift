@@ -40,29 +40,6 @@ extension Replicator {
         }
     }
 
-    /// Removes this device's standby files on the ``StandbyShelf`` in this container (a library
-    /// closing: nobody saves through it any more), once those being made are made.
-    public func discardShelvedStandbyFiles() {
-        finishShelving()
-        let prefix = container.rootPath + "/documents/", suffix = "/logs/" + device.id.description
-        StandbyShelf.discardAll { $0.hasPrefix(prefix) && $0.hasSuffix(suffix) }
-    }
-
-    /// Waits until the standby files asked for so far are made (and shelved).
-    func finishShelving() {
-        // The queue runs its work in deadline order: the last asked for is made last.
-        if let asked = Self.lastShelving.withLock({ $0 }) {
-            let made = asked + Self.shelvingDelay + .milliseconds(1)
-            if made > .now() {
-                let done = DispatchSemaphore(value: 0)
-                Self.shelving.asyncAfter(deadline: made) { done.signal() }
-                done.wait()
-            } else {
-                Self.shelving.sync {}
-            }
-        }
-    }
-
     /// Renames this device's document folder made ahead to `document`'s, when that is not there.
     func takeDocumentFolder(_ document: DocumentID) {
         let folder = container.documentDirectory(document)

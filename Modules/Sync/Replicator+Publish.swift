@@ -72,14 +72,10 @@ extension Replicator {
 
     /// Undoes ``startPublishing(_:)`` for a new document that failed before its info file was
     /// put in place: the file written ahead is removed, so are the empty files the folder made
-    /// ahead brought and the standby file kept for the next save, and then the folder, only as
-    /// far as it is empty: a file anyone else put there (a peer's, for a document created under
-    /// a known UUID) stays, and so does its folder.
+    /// ahead brought, and then the folder, only as far as it is empty: a file anyone else put
+    /// there (a peer's, for a document created under a known UUID) stays, and so does its folder.
     public func abandonPublishing(_ document: DocumentID, _ ahead: RecordWriteAhead) {
         ahead.discard()
-        // The standby file its save made and kept for the next save (``StandbyShelf``).
-        let shelf = container.logsPath(document, device: device.id)
-        StandbyShelf.discardAll { $0 == shelf }
         let folder = container.documentDirectory(document)
         let logs = Container.logsDirectory(inDocumentFolder: folder, device: device.id)
         unlink(AtomicFile.spareTemporary(for: Container.infoURL(inDocumentFolder: folder, device: device.id)).path)

@@ -29,16 +29,9 @@ public struct Replicator: Sendable {
     /// such logs of this device are taken back by ``flush(_:in:)`` (`resequence`).
     public var bootedAt: @Sendable () -> Date = Replicator.systemBootTime
     /// After shipping a document's logs, make the next one's file ahead (an empty, synced
-    /// `.tmp-<sequence>.log.spare` beside them, which the next ``flush(_:in:)`` fills, or a
-    /// standby file on the ``StandbyShelf`` when the log was written ahead): the next save
-    /// makes no file while it waits. For long-lived processes, whose next save comes.
+    /// `.tmp-<sequence>.log.spare` beside them, which the next ``flush(_:in:)`` fills): the
+    /// next save makes no file while it waits. For long-lived processes, whose next save comes.
     public var preparesNextLog = false
-    /// Where standby files are made for the shelf: never on the caller's way.
-    static let shelving = DispatchQueue(label: "multidoc.standby-shelf", qos: .utility)
-    /// How long after a log went in place the next save's standby file is made.
-    static let shelvingDelay = DispatchTimeInterval.milliseconds(10)
-    /// When the last standby file was asked for (a library closing waits until it is made).
-    static let lastShelving = Mutex<DispatchTime?>(nil)
     let now: @Sendable () -> Date
 
     /// The weight of the logs one import transaction reads at most (past its last log; see

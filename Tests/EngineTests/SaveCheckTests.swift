@@ -1,8 +1,7 @@
 @testable import Engine
-import FileIO
 import Foundation
 import Model
-@testable import Sync
+import Sync
 import Testing
 import TestSupport
 
@@ -34,37 +33,6 @@ import TestSupport
         }
         #expect(try await a.detail(id).text == String(repeating: "x", count: 20) + before)
         await a.closeAll()
-    }
-
-    /// A long-lived process makes the next save's log file ahead in its own log folder after
-    /// each save: that folder's change is its own, and its next save still imports nothing.
-    /// A peer's log that arrived is still imported before the save.
-    @Test func theFileMadeAheadForTheNextSaveIsNoReasonToImport() async throws {
-        let harness = try EngineHarness()
-        defer { harness.folder.remove() }
-        let a = try harness.device("A", backend: .sqlite, keepsSpareStores: true)
-        let b = try harness.device("B", backend: .sqlite)
-        let container = Container(root: harness.container)
-        let id = try await a.create(name: try DocumentName("Daemon")).id
-        try await a.appendText(id, " one")
-        try await a.appendText(id, " two")
-        let folder = container.logsDirectory(id, device: a.identity.id).path
-        for round in 0..<5 {
-            await a.replicator?.finishShelving()
-            let names = try FileManager.default.contentsOfDirectory(atPath: folder)
-            #expect(names.contains { AtomicFile.standbyMaker($0) == getpid() }, "round \(round): \(names)")
-            #expect(await !Self.wouldImportBeforeSave(a, id, container: container), "round \(round)")
-            try await a.appendText(id, " a\(round)")
-        }
-        await b.sync()
-        try await b.appendText(id, " from B")
-        #expect(await Self.wouldImportBeforeSave(a, id, container: container))
-        try await a.appendText(id, " last")
-        #expect(try await a.detail(id).text.hasSuffix(" a4 from B last"))
-        await a.closeAll()
-        let left = try FileManager.default.contentsOfDirectory(atPath: folder)
-        #expect(!left.contains { AtomicFile.standbyMaker($0) != nil }, "closing removes the file made ahead: \(left)")
-        await b.closeAll()
     }
 
     /// B imports A's logs as they arrive: the next save of B does not list the folders again.

@@ -212,37 +212,6 @@ import TestSupport
         #expect(AtomicFile.isPreparedName(".tmp-0000000000000002.log.1.2", of: "0000000000000002.log"))
     }
 
-    /// A standby file shelved for the next save in its folder is taken once, and only while it
-    /// is the file its name says (not after it was removed); one folder holds one; discarding
-    /// removes what is shelved.
-    @Test func aShelvedStandbyFileIsTakenOnceAndOnlyWhileItIsThere() throws {
-        let folder = try TemporaryDirectory("fileio-shelf")
-        defer { folder.remove() }
-        let path = folder.url.path
-        let first = try #require(AtomicFile.makeStandby(inFolder: path))
-        #expect(StandbyShelf.put(first))
-        #expect(StandbyShelf.holds(path))
-        let second = try #require(AtomicFile.makeStandby(inFolder: path))
-        #expect(!StandbyShelf.put(second), "one file a folder")
-        AtomicFile.discard(second)
-        let taken = try #require(StandbyShelf.take(inFolder: path))
-        #expect(taken.path == first.path)
-        #expect(StandbyShelf.take(inFolder: path) == nil, "taken once")
-        let prepared = try AtomicFile.prepare(Data("log".utf8), forPath: folder.appending("0000000000000001.log").path, into: taken)
-        #expect(try AtomicFile.placeOnce(prepared, syncingFolder: false) == .exclusive)
-
-        let removed = try #require(AtomicFile.makeStandby(inFolder: path))
-        #expect(StandbyShelf.put(removed))
-        #expect(unlink(removed.path) == 0)
-        #expect(StandbyShelf.take(inFolder: path) == nil, "a file removed since it was shelved is not handed out")
-
-        let kept = try #require(AtomicFile.makeStandby(inFolder: path))
-        #expect(StandbyShelf.put(kept))
-        StandbyShelf.discardAll { $0 == path }
-        #expect(try leftovers(in: folder).isEmpty)
-        #expect(!StandbyShelf.holds(path))
-    }
-
     @Test func readAcceptsAFileUpToTheLimit() throws {
         let folder = try TemporaryDirectory("fileio")
         defer { folder.remove() }

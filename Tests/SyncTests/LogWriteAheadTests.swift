@@ -63,9 +63,6 @@ import TestSupport
             // took it out may run after the flush returned.
             #expect(try store.read().sync.outbox.isEmpty)
         }
-        // The next save's standby file, made ahead by a process that prepares next logs, goes
-        // when the process lets go of the container.
-        a.replicator.discardShelvedStandbyFiles()
         #expect(logFolderNames(a, harness) == ["0000000000000001.log", "0000000000000002.log", "0000000000000003.log"], "no temporary file is left")
         #expect(try b.importPending(doc).imported.count == 3)
         #expect(try b.text(doc) == "one two three")
@@ -85,10 +82,9 @@ import TestSupport
         #expect(try again.read().graph.textEntry?.text == "one two")
     }
 
-    /// A save's log file is made while the save stages (``StandbyWriter``) unless one was made
-    /// ahead. A file made ahead for the slot (after a plain flush) is the one filled; the file
-    /// the save made meanwhile waits on the shelf for the next save, which fills it, and
-    /// nothing is left.
+    /// A save's log file is made while the save stages (``StandbyWriter``), so a process that
+    /// makes next logs' files ahead makes none after it: the next save makes its own. A file
+    /// made ahead for the slot (after a plain flush) is the one filled, and nothing is left.
     @Test func aLogWrittenAheadFillsTheFileMadeForItsSlotAndLeavesNoneForTheNext() throws {
         let (harness, a) = try started(.sqlite)
         defer { harness.folder.remove() }
@@ -104,39 +100,6 @@ import TestSupport
         let third = try appendSave(a, store, " three", preparingNext: true)
         try a.replicator.flush(doc, in: store, after: third)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["0000000000000001.log", "0000000000000002.log", "0000000000000003.log"])
-    }
-
-    /// A process that prepares next logs shelves the next save's standby file a moment after a
-    /// log written ahead went in place (not beside it: a peer reading that log would wait for
-    /// the folder), and the next save fills that very file; a library letting go of the
-    /// container removes what is shelved.
-    @Test func theNextSavesFileIsMadeAfterTheLogIsInPlaceAndFilledByIt() throws {
-        let harness = try SyncHarness(.sqlite)
-        defer { harness.folder.remove() }
-        var a = harness.device(1, "A", format: format2)
-        a.replicator.preparesNextLog = true
-        try a.create(doc, name: "Ahead", text: "one", now: harness.clock.now())
-        let store = try a.store(doc)
-        defer { store.close() }
-        let folder = a.replicator.container.logsDirectory(doc, device: a.identity.id).path
-        func standby() -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { AtomicFile.standbyMaker($0) == getpid() }
-        }
-        try a.replicator.flush(doc, in: store, after: try appendSave(a, store, " two"))
-        a.replicator.finishShelving()
-        let shelved = standby()
-        #expect(shelved.count == 1, "\(shelved)")
-        let inode = try #require(try FileManager.default.attributesOfItem(atPath: folder + "/" + shelved[0])[.systemFileNumber] as? UInt64)
-        try a.replicator.flush(doc, in: store, after: try appendSave(a, store, " three"))
-        let third = a.replicator.container.logURL(doc, device: a.identity.id, sequence: 3)
-        #expect(try FileManager.default.attributesOfItem(atPath: third.path)[.systemFileNumber] as? UInt64 == inode, "the shelved file is the third log")
-        a.replicator.finishShelving()
-        #expect(standby().count == 1, "the next one is made again")
-        a.replicator.discardShelvedStandbyFiles()
-        #expect(standby().isEmpty)
-        #expect(logFolderNames(a, harness) == ["0000000000000001.log", "0000000000000002.log", "0000000000000003.log"])
-        #expect(try b(harness).importPending(doc).imported.count == 3)
-        #expect(try b(harness).text(doc) == "one two three")
     }
 
     /// The slot's folders are looked at again once the store committed: a link put on the way
