@@ -113,7 +113,7 @@ public final class LogWriteAhead: Sendable {
 /// machine with more than one processor), then asleep. ``run(_:)`` hands it the write;
 /// ``cancel()`` lets it go, removing its file, when the save writes no log. One of the two must
 /// follow.
-final class StandbyWriter: Sendable {
+public final class StandbyWriter: Sendable {
     typealias Work = @Sendable (AtomicFile.StandbyFile?) -> Void
 
     private enum State: Sendable {
@@ -134,7 +134,7 @@ final class StandbyWriter: Sendable {
     /// Wakes the thread, which makes the log's file in `device`'s log folder of `document`. A
     /// thread of the system's pool, not the writer's serial queue: a standby that waits through
     /// a long staging (or a store's busy wait) holds up no other document's log.
-    init(container: Container, document: DocumentID, device: DeviceID) {
+    public init(container: Container, document: DocumentID, device: DeviceID) {
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             let file = container.makeLogStandby(document, device: device)
             let started = ContinuousClock.now
@@ -174,7 +174,7 @@ final class StandbyWriter: Sendable {
 
     /// Lets the thread go without work, and returns once its file is removed; nothing once it
     /// has work.
-    func cancel() {
+    public func cancel() {
         let cancelled = state.withLock { state -> Bool in
             guard case .waiting = state else { return false }
             state = .cancelled

@@ -57,16 +57,18 @@ extension Replicator {
     /// follows puts it in place (``flush(_:in:after:)``). Nothing is left of it if the commit
     /// fails.
     /// `preparingNextLog`: the next log's file is made with it (``preparesNextLog``).
+    /// `standby`: the writer's thread for that log, woken by a caller that began the save
+    /// earlier (one is woken here otherwise); let go of here if the save writes no log.
     public static func commit(
         document: DocumentID, device: DeviceIdentity, format: LogFormat, keys: ContainerKeys? = nil, now: @Sendable () -> Date,
         to store: any DocumentStore, ship: Bool, durable: Bool = true, writingLogAheadTo container: Container? = nil, preparingNextLog: Bool = false,
-        editing makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
+        standby woken: StandbyWriter? = nil, editing makeSave: (ObjectGraph) throws -> (changes: [Change], edits: [TextEdit])
     ) throws -> LocalCommit {
         let committedAt = now()
         let wall = ContainerBounds.clampedWall(committedAt)
         var started: LogWriteAhead?
         // The writer's thread woken now, while the save stages its log.
-        let standby = container.map { StandbyWriter(container: $0, document: document, device: device.id) }
+        let standby = container.map { woken ?? StandbyWriter(container: $0, document: document, device: device.id) }
         defer { standby?.cancel() }
         do {
             return try store.write(durable: durable) { contents in

@@ -35,6 +35,25 @@ import TestSupport
         await a.closeAll()
     }
 
+    /// The log's file is made as a save begins, before the save knows whether it writes a log:
+    /// a save refused (an edit past the end of the text) leaves no file of it in the container.
+    @Test func aRefusedSaveLeavesNoFileMadeForItsLog() async throws {
+        let harness = try EngineHarness()
+        defer { harness.folder.remove() }
+        let a = try harness.device("A", backend: .sqlite)
+        let container = Container(root: harness.container)
+        let id = try await a.create(name: try DocumentName("Refused")).id
+        try await a.appendText(id, " one")
+        let folder = container.logsDirectory(id, device: a.identity.id).path
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        for _ in 0..<3 {
+            await #expect(throws: EngineError.self) { try await a.insertText(id, "x", at: 1_000_000) }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == before)
+        #expect(!before.contains { $0.hasPrefix(".") }, "\(before)")
+        await a.closeAll()
+    }
+
     /// B imports A's logs as they arrive: the next save of B does not list the folders again.
     @Test func logsImportedOnArrivalNeedNoImportBeforeTheNextSave() async throws {
         let harness = try EngineHarness()
