@@ -238,7 +238,7 @@ extension DocumentLibrary {
         // once its log is in the container, so its commit is not synced; the store is synced
         // instead if the log cannot be written.
         let shipsNow = ship && flush && settings.fastSave
-        let logIsTheDurableStep = shipsNow && containerRefusal == nil && cloud?.container.isAvailable == true
+        let logIsTheDurableStep = shipsNow && logCanShipNow
         let logAheadTo = (writingLogAhead ?? logIsTheDurableStep) ? cloud?.container : nil
         // The log writer's thread woken as the save begins: making the log's file (0.2–0.55 ms
         // on this disk when its folders are busy) runs beside the look for peers' logs and the
@@ -292,6 +292,12 @@ extension DocumentLibrary {
         // The save is done and shipped: now is when the store's housekeeping can wait.
         document.store.checkpointIfDue()
         return committed
+    }
+
+    /// Whether a save's log can go into the container as the save is made: FastSave on, and a
+    /// container this device accepts, there now. The log is then the save's one durable step.
+    var logCanShipNow: Bool {
+        settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
     }
 
     /// The stamps of `id`'s folders a save compares with those of its last import

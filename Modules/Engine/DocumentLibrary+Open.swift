@@ -61,8 +61,7 @@ extension DocumentLibrary {
         // log is written ahead meanwhile), in the document's folder in the container taken
         // now; once the save committed, the info file goes in place, the log right after it,
         // and the folder is synced before `new` returns.
-        let infoAhead = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
-            ? startPublishing(record) : nil
+        let infoAhead = useCloud && logCanShipNow ? startPublishing(record) : nil
         let document: OpenDocument
         do {
             document = try await openDocument(record, create: true)
@@ -98,7 +97,7 @@ extension DocumentLibrary {
         // power loss, if empty: the document's own log fills it again; a spare's was synced
         // when it was made), and the store is synced if the info file or the log cannot be
         // written.
-        let logIsTheDurableStep = useCloud && settings.fastSave && containerRefusal == nil && cloud?.container.isAvailable == true
+        let logIsTheDurableStep = useCloud && logCanShipNow
         var committed = try commit(changes, to: document, ship: useCloud, flush: false, durable: !logIsTheDurableStep, writingLogAhead: infoAhead != nil && logIsTheDurableStep,
             peersMayHaveLogs: !newUUID)
         if !logIsTheDurableStep { try saveRecord(record) }

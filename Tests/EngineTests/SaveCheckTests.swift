@@ -27,9 +27,12 @@ import TestSupport
         try await a.appendText(id, "one")
         try await a.appendText(id, " two")
         let before = try await a.detail(id).text
+        let trusted = await a.importedBeforeSave[id]
         for index in 0..<20 {
             #expect(await !Self.wouldImportBeforeSave(a, id, container: container), "before own save \(index)")
             try await a.insertText(id, "x", at: 0)
+            // The save imported nothing first: the stamps it trusts are those of before.
+            #expect(await a.importedBeforeSave[id] == trusted, "own save \(index)")
         }
         #expect(try await a.detail(id).text == String(repeating: "x", count: 20) + before)
         await a.closeAll()
