@@ -27,6 +27,7 @@ struct Table {
         var milliseconds: Double?
         var ratioToLimit: Double?
         /// For the pinging daemons' one-way rows: the ratio to the hand-off at the ping's pace.
+        /// Shown for new → viewable too, beside its ratio to the back-to-back limit.
         var ratioToPacedLimit: Double?
         var target: String?
         var met: Bool?
@@ -48,7 +49,8 @@ struct Table {
         case .roundTrip: roundTrip
         }
         let shown = text ?? (unit == "MB" ? String(format: "%.1f MB", value) : String(format: "%.2f", value) + " " + unit)
-        let paced = id.hasPrefix("ping") && id.contains(".oneway.") && pacedOneWay > 0 ? value / pacedOneWay : nil
+        let pacedRow = (id.hasPrefix("ping") && id.contains(".oneway.")) || id.hasPrefix("new.viewable.")
+        let paced = pacedRow && pacedOneWay > 0 ? value / pacedOneWay : nil
         rows.append(Row(id: id, figure: figure, text: shown, value: value, unit: unit, milliseconds: milliseconds,
                         ratioToLimit: reference > 0 ? value / reference : nil, ratioToPacedLimit: paced,
                         target: target?.text, met: target.map { value <= $0.atMost }))
