@@ -25,10 +25,12 @@ extension DocumentLibrary {
         }
         let document = try await open(record)
         let contents = try document.read()
+        // A document whose first log has not been imported has no text: shown empty, it would
+        // look like a document someone emptied.
+        guard let entry = contents.graph.textEntry else { throw EngineError.notViewableYet(record.name.rawValue) }
         let summary = await summary(of: record)
-        let entry = contents.graph.textEntry
         return DocumentDetail(
-            summary: summary, text: entry?.text ?? "", modified: entry?.modified, graph: contents.graph, containerCopyProblem: copyProblem)
+            summary: summary, text: entry.text, modified: entry.modified, graph: contents.graph, containerCopyProblem: copyProblem)
     }
 
     /// Replaces the document's text (and its `modified` date), saving and shipping it.
@@ -104,7 +106,7 @@ extension DocumentLibrary {
         do {
             try save(to: document) { graph in
                 guard let entry = graph.textEntry else {
-                    throw EngineError.storeFailed(document: name, detail: "not viewable yet: its first import has not completed")
+                    throw EngineError.notViewableYet(name)
                 }
                 return ([.update(entry.id, attributes: [Entity.TextEntry.modified: .date(modified)])],
                         kinds.map { TextEdit(object: entry.id, attribute: Entity.TextEntry.text, $0) })
@@ -141,7 +143,7 @@ extension DocumentLibrary {
         var outcome = TextMerge.Outcome.mine
         try save(to: document) { graph in
             guard let entry = graph.textEntry else {
-                throw EngineError.storeFailed(document: name, detail: "not viewable yet: its first import has not completed")
+                throw EngineError.notViewableYet(name)
             }
             let stamp = Change.update(entry.id, attributes: [Entity.TextEntry.modified: .date(modified)])
             if entry.text == original {
@@ -184,7 +186,7 @@ extension DocumentLibrary {
         let modified = modifiedNow()
         try save(to: document) { graph in
             guard let entry = graph.textEntry else {
-                throw EngineError.storeFailed(document: name, detail: "not viewable yet: its first import has not completed")
+                throw EngineError.notViewableYet(name)
             }
             return [.update(entry.id, attributes: [
                 Entity.TextEntry.text: .string(try edit(entry.text, name)), Entity.TextEntry.modified: .date(modified),

@@ -62,7 +62,7 @@ extension DocumentLibrary {
         let document = try await openEditable(id)
         let contents = try document.read()
         guard contents.graph.textEntry != nil else {
-            throw EngineError.storeFailed(document: document.record.name.rawValue, detail: "not viewable yet: its first import has not completed")
+            throw EngineError.notViewableYet(document.record.name.rawValue)
         }
         return contents
     }

@@ -34,6 +34,9 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
     case badEnvironment(variable: String, detail: String)
     /// A position or range outside the document's text (`edit --insert`, `--delete`).
     case outOfRange(document: String, detail: String)
+    /// A folder path given for the device root, the container or a copy that cannot be used:
+    /// empty, holding a control character, or a copy's destination that overlaps the container.
+    case badPath(String)
 
     public var description: String {
         switch self {
@@ -64,10 +67,21 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         case .notInHistory(let document, let detail): "document \(document): \(detail)"
         case .trust(let detail): detail
         case .outOfRange(let document, let detail): "document \(document): \(detail)"
+        case .badPath(let detail): detail
         }
     }
 
     public static func == (lhs: EngineError, rhs: EngineError) -> Bool { lhs.description == rhs.description }
+}
+
+extension EngineError {
+    /// A discovered document whose first log has not been imported here: it has no text to
+    /// show or edit yet.
+    static func notViewableYet(_ document: String) -> EngineError {
+        .storeFailed(
+            document: document,
+            detail: "not viewable yet: its first log has not arrived from the container; run 'multidoc sync' once it has ('multidoc list' shows how far it got)")
+    }
 }
 
 extension EngineError: Hashable {

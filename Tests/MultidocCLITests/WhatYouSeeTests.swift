@@ -30,6 +30,37 @@ import TestSupport
         #expect((try json(show) as? [String: Any])?["text"] as? String == "hello offline")
     }
 
+    /// A document whose first log has not reached B is not shown as an empty text: `show`
+    /// refuses it as `edit` does, and shows it once the log is there.
+    @Test func aDocumentWhoseFirstLogHasNotArrivedIsNotShownEmpty() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes", "--device-name", "A"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "hello"], root: rootA).status == 0)
+        // The logs held back, as if they were still on their way.
+        let documents = URL(fileURLWithPath: container).appendingPathComponent("documents")
+        let held = folder.appending("held")
+        try FileManager.default.createDirectory(at: held, withIntermediateDirectories: true)
+        var moved: [(URL, URL)] = []
+        for case let url as URL in FileManager.default.enumerator(at: documents, includingPropertiesForKeys: nil) ?? .init()
+        where url.pathExtension == "log" {
+            let aside = held.appendingPathComponent("\(moved.count).log")
+            try FileManager.default.moveItem(at: url, to: aside)
+            moved.append((url, aside))
+        }
+        #expect(!moved.isEmpty)
+        let row = try #require(try rows(rootB).first)
+        #expect(row["viewable"] as? Bool == false)
+        for arguments in [["show", "Notes"], ["show", "Notes", "--json"]] {
+            let show = try multidoc(arguments, root: rootB)
+            #expect(show.status != 0 && !show.stdout.contains("\"text\""), "\(show.stdout)")
+            #expect(show.stderr.contains("not viewable yet"), "\(show.stderr)")
+        }
+        for (url, aside) in moved { try FileManager.default.moveItem(at: aside, to: url) }
+        let show = try multidoc(["show", "Notes", "--json"], root: rootB)
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect((try json(show) as? [String: Any])?["text"] as? String == "hello")
+    }
+
     /// A peer's rename shows in the next `list`, and a document B listed that A then deletes is
     /// in B's trash.
     @Test func aPeersRenameAndDeleteShowInTheNextList() throws {
