@@ -21,7 +21,7 @@ func bootstrap(_ options: TUIOptions, environment: [String: String]) throws -> D
     let setup = try options.device.setup(environment: environment)
     if let missing = setup.missingContainer { throw missing }
     let logURL = setup.root.url.appendingPathComponent("multidoc-tui.log", isDirectory: false)
-    let file = LogFile(url: logURL)
+    let file = try LogFile(url: logURL)
     var logger = Logger(label: "multidoc-tui") { label in FileLogHandler(label: label, file: file) }
     logger.logLevel = .info
     let library = setup.openLibrary(logger: logger, keepsSpareStores: true)

@@ -97,7 +97,12 @@ struct Multidocd: AsyncParsableCommand {
             throw fail(error)
         }
         if let url = options.logFile {
-            let file = LogFile(url: url)
+            let file: LogFile
+            do {
+                file = try LogFile(url: url)
+            } catch {
+                throw fail(error)
+            }
             LoggingSystem.bootstrap { label in FileLogHandler(label: label, file: file, logLevel: options.logLevel) }
             // One line where the user started it, so the log can be found.
             FileHandle.standardError.write(Data("multidocd: logging to \(url.path)\n".utf8))

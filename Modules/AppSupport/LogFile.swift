@@ -1,23 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FileIO
 import Foundation
 import Logging
 
-/// An append-only log file shared by every logger of the process.
+/// An append-only log file shared by every logger of the process. Each line is one `O_APPEND`
+/// write, so lines of several processes logging to one file do not mix.
 public final class LogFile: @unchecked Sendable {
     private let lock = NSLock()
-    private let handle: FileHandle?
+    private let descriptor: Int32
 
-    public init(url: URL) {
-        if !FileManager.default.fileExists(atPath: url.path) {
-            _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+    /// Opens (or creates, mode 0600) the file for appending.
+    /// - Throws: ``FileIOError`` naming the file when it cannot be opened for writing (a
+    ///   missing folder, no permission, a folder in its place): a log that goes nowhere would
+    ///   lose every line while the process seemed to run well.
+    public init(url: URL) throws(FileIOError) {
+        let fd = open(url.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            let detail = code == ENOENT ? "the folder it belongs in does not exist" : nil
+            throw FileIOError(path: url.path, operation: "open the log file", errno: code, detail: detail)
         }
-        handle = try? FileHandle(forWritingTo: url)
-        _ = try? handle?.seekToEnd()
+        descriptor = fd
     }
+
+    deinit { _ = close(descriptor) }
 
     public func write(_ line: String) {
         lock.lock()
         defer { lock.unlock() }
-        try? handle?.write(contentsOf: Data(line.utf8))
+        var line = line
+        _ = line.withUTF8 { AtomicFile.writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
     }
 }
 

@@ -66,6 +66,24 @@ import TestSupport
         #expect(written.contains("starting") && written.contains("stopped"), "\(written)")
     }
 
+    /// A log file that cannot be opened stops the daemon before it starts, saying which file
+    /// and why: a daemon that ran on while every line of its log went nowhere would hide
+    /// whatever went wrong later.
+    @Test func aLogFileThatCannotBeOpenedStopsTheDaemonWithOneLine() async throws {
+        defer { folder.remove() }
+        let setUp = try ProductRunner.run(
+            "multidoc", ["init", "--no-input", "--root", root("L").path, "--container", container.path, "--device-name", "L"])
+        #expect(setUp.status == 0, "\(setUp.stderr)")
+        for (index, (logFile, reason)) in [(folder.appending("missing/x.log").path, "does not exist"), (folder.url.path, "directory")].enumerated() {
+            let daemon = try DaemonProcess(["--root", root("L").path, "--log-file", logFile], log: folder.appending("L-terminal-\(index).log"))
+            let code = await daemon.waitForExit(timeout: .seconds(20))
+            #expect(code != nil && code != 0)
+            #expect(daemon.log.hasPrefix("multidocd: error: cannot open the log file \(logFile)"), "\(daemon.log)")
+            #expect(daemon.log.contains(reason), "\(daemon.log)")
+        }
+        #expect(readStatus(DeviceRoot(url: root("L")).daemonStatusURL)?["running"] as? Bool != true)
+    }
+
     @Test func oneDaemonPerRootAndSIGTERMStopsItCleanly() async throws {
         defer { folder.remove() }
         let first = try start("A")
