@@ -19,8 +19,10 @@ struct DeviceCommand: AsyncParsableCommand {
                 different contents, and the copy's saves wait behind slots the other took ("a \
                 different log with this sequence is already in the container"). Run this on the \
                 copy: its waiting saves are saved again as a new device's and ship with the next \
-                sync; what it shipped before stays, and the old UUID stays the other copy's. Stop \
-                multidocd on this root first. Run it again if it was cut short.
+                sync; what it shipped before stays, and the old UUID stays the other copy's. The \
+                new device gets a new key too (a signed container admits it again); a device \
+                removed from a signed container comes back this way. Refused on the root of a \
+                signed container. Stop multidocd on this root first. Run it again if it was cut short.
                 """)
         @OptionGroup var options: GlobalOptions
         @Flag(help: "Do it (without this flag, only say what would happen).") var yes = false
@@ -35,6 +37,9 @@ struct DeviceCommand: AsyncParsableCommand {
                 let report = try setup.takeNewIdentity(stores: .standard(options: setup.storeOptions))
                 if options.json { return try printJSON(NewIdentityRow(report)) }
                 print("this device is now \(report.new) (was \(report.old)); \(report.saves) waiting saves of \(report.resaved.count) documents saved again: run 'multidoc sync' to ship them")
+                if let fingerprint = report.newFingerprint {
+                    print("its new key's fingerprint is \(fingerprint): in a signed container, have an admitted device run 'multidoc device admit \(fingerprint)' after this device's next sync")
+                }
             }
         }
     }

@@ -90,9 +90,12 @@ public struct NewIdentityRow: Encodable, Sendable {
     public var new: String
     public var resaved: [String]
     public var saves: Int
+    /// The new key's fingerprint (null when a change cut short is finished).
+    public var fingerprint: String?
 
     /// The row of what taking a new identity did.
     public init(_ report: NewIdentityReport) {
         (old, new, resaved, saves) = (report.old.description, report.new.description, report.resaved, report.saves)
+        fingerprint = report.newFingerprint?.description
     }
 }

@@ -12,6 +12,8 @@ public struct NewIdentityReport: Sendable {
     public let resaved: [String]
     /// Saves committed again, over all documents.
     public let saves: Int
+    /// The new device key's fingerprint (nil: a change cut short after its key was made).
+    public let newFingerprint: KeyFingerprint?
 }
 
 extension DeviceSetup {
@@ -36,6 +38,18 @@ extension DeviceSetup {
             throw EngineError.io(root.daemonLockURL.path, error.description)
         }
         defer { lock.unlock() }
+        // The root of a signed container is the one device that admits others: its key signs
+        // the container's trust, and a new identity would leave the container without it.
+        let signsAContainer: Bool
+        do {
+            signsAContainer = try DeviceKey.load(root.deviceKeyURL).map { LearnedTrust.isRoot($0.publicKey, learnedIn: root.trustURL) } ?? false
+        } catch {
+            throw EngineError.rootUnusable(root.url.path, error.description)
+        }
+        if signsAContainer {
+            throw EngineError.trust(
+                "this device's key signs its container as the root, the device that admits the others: a new identity would leave the container without it. To make a copy of this root a device of its own, set the copy up as a new root ('multidoc init --root NEW --container ...') and admit it from here")
+        }
         var device = try root.loadDevice(defaultName: identity.name, model: identity.model, newID: { newID })
         // The change is written down first, so that one cut short (a kill, a power loss) is
         // finished by running the command again, with the same new UUID.
@@ -43,7 +57,7 @@ extension DeviceSetup {
         if device.id == change.new, change.old != change.new {
             // Cut short after the device file was written: only the note of the change is left.
             root.removePendingIdentityChange()
-            return NewIdentityReport(old: change.old, new: change.new, resaved: [], saves: 0)
+            return NewIdentityReport(old: change.old, new: change.new, resaved: [], saves: 0, newFingerprint: nil)
         }
         guard change.old == device.id, change.new != change.old else {
             throw EngineError.rootUnusable(root.url.path, "\(root.identityChangeURL.path) does not match this device; remove it if no identity change is under way")
@@ -87,10 +101,18 @@ extension DeviceSetup {
                 saves += count
             }
         }
+        // A new device gets a key of its own: a copy's key is its original's (removing one would
+        // remove both), and a removed device's key stays refused wherever it asks to join.
+        let fingerprint: KeyFingerprint
+        do {
+            fingerprint = try DeviceKey.replace(root.deviceKeyURL).fingerprint
+        } catch {
+            throw EngineError.rootUnusable(root.url.path, error.description)
+        }
         device.id = fresh.id
         try root.saveDevice(device)
         root.removePendingIdentityChange()
-        return NewIdentityReport(old: change.old, new: change.new, resaved: resaved, saves: saves)
+        return NewIdentityReport(old: change.old, new: change.new, resaved: resaved, saves: saves, newFingerprint: fingerprint)
     }
 }
 

@@ -105,6 +105,13 @@ public struct DeviceKey: Sendable {
     ///   by other users, or cannot be written.
     public static func loadOrCreate(_ url: URL) throws(SyncError) -> DeviceKey {
         if let key = try load(url) { return key }
+        return try replace(url)
+    }
+
+    /// A new random key written (0600, durably) at `url` in place of whatever key was there.
+    /// - Throws: ``SyncError`` naming the file when it cannot be written.
+    @discardableResult
+    public static func replace(_ url: URL) throws(SyncError) -> DeviceKey {
         let key = generate()
         let text = "\(fileTag) \(key.raw.base64EncodedString())\n"
         do {

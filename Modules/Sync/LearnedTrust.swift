@@ -44,6 +44,12 @@ public struct LearnedTrust: Codable, Sendable, Hashable {
         return merged
     }
 
+    /// Whether `publicKey` signs, as its root, a container whose trust a device learned (its
+    /// `trust.json` at `url`).
+    public static func isRoot(_ publicKey: [UInt8], learnedIn url: URL) -> Bool {
+        TrustFile.load(url)?.containers.values.contains { $0.root.key.elementsEqual(publicKey) } ?? false
+    }
+
     static func clearLogKey(_ document: UUID, _ writer: DeviceID) -> String { "\(DocumentID(document))/\(writer)" }
 }
 

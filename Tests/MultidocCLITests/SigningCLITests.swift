@@ -201,4 +201,31 @@ import TestSupport
         let verify = try multidoc(["container", "verify"], root: rootA)
         #expect(verify.status == 0, "\(verify.stdout)")
     }
+
+    /// A removed device comes back as a new device with a key of its own: it asks to join under
+    /// the new fingerprint, is admitted, and what it saves arrives. The root may not take a new
+    /// identity (the container would be left without the device that admits the others).
+    @Test func aRemovedDeviceComesBackWithANewIdentityAndIsAdmittedAgain() throws {
+        defer { folder.remove() }
+        let old = try signedPair()
+        #expect(try multidoc(["device", "remove", old], root: rootA).status == 0)
+        let renewed = try multidoc(["device", "new-identity", "--yes", "--json"], root: rootB)
+        #expect(renewed.status == 0, "\(renewed.stderr)")
+        let fingerprint = try #require((try json(renewed) as? [String: Any])?["fingerprint"] as? String)
+        #expect(fingerprint != old)
+        #expect(try deviceList(on: rootB)["thisFingerprint"] as? String == fingerprint)
+        #expect(try multidoc(["sync"], root: rootB).status == 0)
+        #expect(try state(of: fingerprint, on: rootA) == "asks to join")
+        #expect(try state(of: old, on: rootA) == "removed")
+        let admit = try multidoc(["device", "admit", fingerprint], root: rootA)
+        #expect(admit.status == 0, "\(admit.stderr)")
+        #expect(try multidoc(["edit", "Notes", "--append", " back"], root: rootB).status == 0)
+        #expect(try notesText(on: rootA) == "one back")
+
+        let rootRenewed = try multidoc(["device", "new-identity", "--yes"], root: rootA)
+        #expect(rootRenewed.status == 15, "\(rootRenewed.stderr)")
+        #expect(rootRenewed.stderr.contains("as the root"), "\(rootRenewed.stderr)")
+        #expect(try multidoc(["edit", "Notes", "--append", " still"], root: rootA).status == 0)
+        #expect(try notesText(on: rootB) == "one back still")
+    }
 }
