@@ -61,7 +61,7 @@ struct SettingsCommand: AsyncParsableCommand {
                     throw AppError(.usage, "unknown choice '\(cloudDocuments)' for --cloud-documents; expected keep-using-cloud, remove-cloud or keep-cloud")
                 }
                 let (setup, _) = try options.bootstrap()
-                try setup.settingsFile.set(key, to: parsed)
+                try setup.setSetting(key, to: parsed)
                 // Opened again so the new value is in force.
                 let moved = key == .useCloud ? try await options.withLibrary { await $0.applyUseCloudNow(choice) } : []
                 if options.json {

@@ -29,8 +29,9 @@ struct DaemonOptions: Sendable {
     /// - Throws: `AppError` (bad usage) or ``SettingsError`` (bad setting value).
     init(parsing command: Multidocd, environment: [String: String]) throws {
         self.environment = environment
+        if let root = command.device.root { try DeviceSetup.checkRootPath(root) }
         rootPath = command.device.root
-        containerPath = command.device.container.flatMap { $0.isEmpty ? nil : $0 }
+        containerPath = command.device.container
         // The log: `--log-file -` is stderr; by default stderr unless it is a terminal, where
         // the daemon's lines would draw over whatever runs there next (`multidocd &` and then
         // `multidoc-tui`): then `<root>/multidocd.log`.

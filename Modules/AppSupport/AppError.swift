@@ -111,7 +111,7 @@ public struct AppError: Error, Sendable, CustomStringConvertible {
         case .busy: .busy
         case .saveRefused: .saveRefused
         case .trust: .trust
-        case .badEnvironment, .outOfRange: .usage
+        case .badEnvironment, .outOfRange, .badPath: .usage
         }
     }
 }

@@ -22,14 +22,21 @@ extension DeviceInit {
         do {
             _ = try SettingKey.deviceName.parse(name)
             var choice = try container(typed)
+            var made: URL?
             if case .missing(let url) = choice {
                 guard confirmed == url else {
                     return .confirmCreate(url, message: "\(url.path) does not exist: Enter creates it, or change the path")
                 }
                 try Self.create(url)
+                made = url
                 choice = .folder(url)
             }
-            return .setUp(try apply(deviceName: name, container: choice, flags: flags))
+            do {
+                return .setUp(try apply(deviceName: name, container: choice, flags: flags))
+            } catch {
+                if let made { Self.removeIfEmpty(made) }
+                throw error
+            }
         } catch {
             return .refused(field: error is SettingsError ? 0 : 1, message: AppError(error).message)
         }
@@ -40,12 +47,14 @@ extension DeviceInit {
     /// What `multidoc init` does: takes the name and the container given (or in
     /// `MULTIDOC_CONTAINER`), asks for what is missing when `interactive`, creates a missing
     /// container folder when `createContainer` or the user agrees, and sets the root up. The
-    /// name is checked before anything is made.
-    /// - Throws: ``SettingsError`` for a bad name or flag, ``EngineError`` or a file error when
-    ///   the root or the container folder cannot be made.
+    /// name and the container's path (``container(_:)``) are checked before anything is made;
+    /// a set-up that fails takes away the root and the container folder it made.
+    /// - Throws: ``SettingsError`` for a bad name or flag, ``EngineError`` for a path refused
+    ///   (an empty `--container` among them) or a root or container folder that cannot be made.
     public func setUp(
         name given: String?, container typedContainer: String?, flags: [SettingKey: SettingValue], createContainer: Bool, interactive: Bool
     ) throws -> DeviceSetup {
+        if let typedContainer { _ = try DeviceSetup.containerOption(typedContainer) }
         var name = given
         if name == nil, interactive { name = TerminalPrompt.ask("Device name", default: suggestedName) }
         _ = try name.map { try SettingKey.deviceName.parse($0) }
@@ -54,11 +63,18 @@ extension DeviceInit {
             typed = TerminalPrompt.ask("Shared container folder (none: documents stay on this device)", default: suggestedContainer)
         }
         var choice = try typed.map { try container($0) }
+        var made: URL?
         if case .missing(let url) = choice, createContainer || (interactive && TerminalPrompt.confirm("\(url.path) does not exist. Create it?")) {
             try Self.create(url)
+            made = url
             choice = .folder(url)
         }
-        return try apply(deviceName: name, container: choice, flags: flags)
+        do {
+            return try apply(deviceName: name, container: choice, flags: flags)
+        } catch {
+            if let made { Self.removeIfEmpty(made) }
+            throw error
+        }
     }
 }
 

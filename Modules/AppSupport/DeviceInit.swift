@@ -13,21 +13,26 @@ public struct DeviceInit: Sendable {
     public let root: URL
     /// Whether the root is new (it did not exist before).
     public let isNew: Bool
-    /// What the root already remembers, when it exists.
+    /// What the root already remembers, when it is a device root already.
     public let existing: DeviceSetup?
+    /// Whether the folder was there and empty: a set-up that fails empties it again.
+    let wasEmpty: Bool
     let environment: [String: String]
 
-    /// Looks at the root without changing anything.
-    /// - Throws: ``EngineError`` when an existing root cannot be read, ``SettingsError`` for a
-    ///   bad value in its settings or the environment.
+    /// Looks at the root without changing anything (a folder that is not a device root yet is
+    /// only looked at, so a set-up refused later leaves it as it was).
+    /// - Throws: ``EngineError`` for a root path refused or an existing root that cannot be
+    ///   read, ``SettingsError`` for a bad value in its settings or the environment.
     public init(rootPath: String?, environment: [String: String]) throws {
+        if let rootPath { try DeviceSetup.checkRootPath(rootPath) }
         self.environment = environment
         root = rootPath.map { URL(fileURLWithPath: absolutePath($0, environment: environment)) }
             ?? DeviceSetup.defaultRoot(environment: environment)
         isNew = !FileManager.default.fileExists(atPath: root.path)
-        existing = isNew
-            ? nil
-            : try DeviceSetup(rootPath: root.path, containerPath: nil, flags: [:], environment: environment, createRoot: false)
+        wasEmpty = !isNew && (try? FileManager.default.contentsOfDirectory(atPath: root.path))?.isEmpty == true
+        existing = DeviceRoot.looksLikeRoot(root)
+            ? try DeviceSetup(rootPath: root.path, containerPath: nil, flags: [:], environment: environment, createRoot: false)
+            : nil
     }
 
     /// The name to offer: the remembered one, or the host's.
@@ -51,17 +56,17 @@ public struct DeviceInit: Sendable {
         case missing(URL)
     }
 
-    /// Checks a typed container folder (`~` expanded, made absolute).
-    /// - Throws: ``AppError`` when the path names a file, not a folder.
+    /// Checks a typed container folder (`~` expanded, made absolute) against the root, as
+    /// every later command will (``DeviceSetup/checkPlaces(root:container:)``).
+    /// - Throws: ``EngineError`` for a path with a control character, a file, a folder that
+    ///   holds the root or lies inside it, or another device's root.
     public func container(_ typed: String) throws -> ContainerChoice {
         let trimmed = typed.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, trimmed.lowercased() != "none" else { return .none }
+        try DeviceSetup.checkPathText(trimmed, what: "the container", option: "--container", emptyHint: "")
         let url = URL(fileURLWithPath: absolutePath(trimmed, environment: environment))
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else { return .missing(url) }
-        guard isFolder.boolValue else {
-            throw AppError(.containerUnavailable, "\(url.path) is a file, not a folder; give a folder as the container")
-        }
+        try DeviceSetup.checkPlaces(root: root, container: url)
+        guard FileManager.default.fileExists(atPath: url.path) else { return .missing(url) }
         return .folder(url)
     }
 
@@ -91,18 +96,38 @@ public struct DeviceInit: Sendable {
                 .containerUnavailable,
                 "container folder \(url.path) does not exist; create it with --create-container (or mkdir -p '\(url.path)'), or check the path")
         }
-        let first = try DeviceSetup(rootPath: root.path, containerPath: nil, flags: flags, environment: environment, createRoot: true)
-        var remembered = try first.settingsFile.read()
-        remembered.merge(flags) { _, given in given }
-        if let name { remembered[.deviceName] = name }
-        switch container {
-        case .folder(let url)?: remembered[.container] = .text(url.path)
-        case .none?: remembered[.container] = .text("")
-        case .missing?, nil: break
+        do {
+            let first = try DeviceSetup(rootPath: root.path, containerPath: nil, flags: flags, environment: environment, createRoot: true)
+            var remembered = try first.settingsFile.read()
+            remembered.merge(flags) { _, given in given }
+            if let name { remembered[.deviceName] = name }
+            switch container {
+            case .folder(let url)?: remembered[.container] = .text(url.path)
+            case .none?: remembered[.container] = .text("")
+            case .missing?, nil: break
+            }
+            try first.settingsFile.write(remembered)
+            _ = try APIToken.loadOrCreate(root: first.root.url)
+            return try DeviceSetup(rootPath: root.path, containerPath: nil, flags: [:], environment: environment, createRoot: false)
+        } catch {
+            // A root this set-up made and could not finish is taken away whole: a half-made
+            // root would stop every later command (and `init` again) with its error.
+            if isNew {
+                try? FileManager.default.removeItem(at: root)
+            } else if wasEmpty {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [] {
+                    try? FileManager.default.removeItem(at: root.appendingPathComponent(name, isDirectory: false))
+                }
+            }
+            throw error
         }
-        try first.settingsFile.write(remembered)
-        _ = try APIToken.loadOrCreate(root: first.root.url)
-        return try DeviceSetup(rootPath: root.path, containerPath: nil, flags: [:], environment: environment, createRoot: false)
+    }
+
+    /// Takes away a container folder a set-up made when the set-up failed after it: only
+    /// while nothing was put in it.
+    static func removeIfEmpty(_ folder: URL) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path), names.isEmpty else { return }
+        try? FileManager.default.removeItem(at: folder)
     }
 }
 

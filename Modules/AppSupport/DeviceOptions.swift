@@ -69,7 +69,8 @@ public struct DeviceOptions: ParsableArguments, Sendable {
     ]
 
     /// The container as given on the command line: nil when not given (the environment or the
-    /// root's settings decide), the empty text for `--container ''`.
+    /// root's settings decide); `none` is no container and an empty text is refused, both by
+    /// ``DeviceSetup`` (``DeviceSetup/containerOption(_:)``).
     public var containerPath: String? { container }
 
     /// Settings given as flags, parsed.

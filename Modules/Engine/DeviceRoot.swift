@@ -30,12 +30,29 @@ public struct DeviceRoot: Sendable {
     public init(url: URL) {
         self.url = url.standardizedFileURL.resolvingSymlinksInPath()
         documentsPath = self.url.appendingPathComponent("Documents", isDirectory: false).path
-        deviceFilePath = self.url.appendingPathComponent("device.json", isDirectory: false).path
+        deviceFilePath = self.url.appendingPathComponent(Self.deviceFileName, isDirectory: false).path
+    }
+
+    /// The device file's name (``deviceFileURL``).
+    public static let deviceFileName = "device.json"
+    /// The device key's name (``deviceKeyURL``).
+    static let deviceKeyFileName = "device.key"
+
+    /// Whether `folder` holds a device root's files: `Documents/` with the device file or the
+    /// device key (a root holds both; one cut short after its key holds no device file yet).
+    /// A container or a copy's destination must never be one.
+    public static func looksLikeRoot(_ folder: URL) -> Bool {
+        var isFolder: ObjCBool = false
+        let documents = folder.appendingPathComponent("Documents", isDirectory: false).path
+        guard FileManager.default.fileExists(atPath: documents, isDirectory: &isFolder), isFolder.boolValue else { return false }
+        return [deviceFileName, deviceKeyFileName].contains {
+            FileManager.default.fileExists(atPath: folder.appendingPathComponent($0, isDirectory: false).path)
+        }
     }
 
     public var documentsDirectory: URL { url.appendingPathComponent("Documents", isDirectory: false) }
-    public var deviceFileURL: URL { url.appendingPathComponent("device.json", isDirectory: false) }
-    public var deviceKeyURL: URL { url.appendingPathComponent("device.key", isDirectory: false) }
+    public var deviceFileURL: URL { url.appendingPathComponent(Self.deviceFileName, isDirectory: false) }
+    public var deviceKeyURL: URL { url.appendingPathComponent(Self.deviceKeyFileName, isDirectory: false) }
     public var containerKeyURL: URL { url.appendingPathComponent("container.key", isDirectory: false) }
     /// The trust this device learned of signed containers (Sync's ``Sync/LearnedTrust``).
     public var trustURL: URL { url.appendingPathComponent("trust.json", isDirectory: false) }

@@ -50,6 +50,7 @@ public struct DeviceSetup: Sendable {
     /// ``EngineError/rootMissing(_:hint:)`` naming the `multidoc init` to run. Every front end
     /// comes through here, the daemon before it takes the root's lock.
     public static func root(_ rootPath: String?, environment: [String: String], create: Bool) throws(EngineError) -> DeviceRoot {
+        if let rootPath { try checkRootPath(rootPath) }
         let url = rootPath.map { URL(fileURLWithPath: $0) } ?? defaultRoot(environment: environment)
         if !create, !FileManager.default.fileExists(atPath: url.path) {
             throw .rootMissing(url.path, hint: rootPath == nil ? "multidoc init" : "multidoc init --root '\(url.path)'")
@@ -66,8 +67,10 @@ public struct DeviceSetup: Sendable {
     /// Resolves a device.
     /// - Parameters:
     ///   - rootPath: `--root`, or nil for ``defaultRoot(environment:)``.
-    ///   - containerPath: `--container`, or nil for the `Container` setting (environment
-    ///     `MULTIDOC_CONTAINER`, then the root's settings file; none: no cloud).
+    ///   - containerPath: `--container` (none: no cloud; empty is refused), or nil for the
+    ///     `Container` setting (environment `MULTIDOC_CONTAINER`, then the root's settings file).
+    ///     A container given here or in the environment is checked against the root
+    ///     (``checkPlaces(root:container:)``); the settings file's was checked when it was set.
     ///   - flags: settings given as flags.
     ///   - createRoot: make the root if it is missing (`multidoc init`, the demo); otherwise
     ///     a missing root is ``EngineError/rootMissing(_:hint:)``, naming the command to run.
@@ -88,10 +91,14 @@ public struct DeviceSetup: Sendable {
         settings = try ResolvedSettings(flags: flags, environment: environment, file: try settingsFile.read(), hostName: hostName)
         let device = try root.loadDevice(defaultName: hostName, model: DeviceIdentity.systemModel, newID: newUUID)
         identity = DeviceIdentity(id: device.id, name: settings.deviceName, model: device.model)
-        if let containerValue = containerPath ?? settings.optionalText(.container), !containerValue.isEmpty {
+        let containerValue = if let containerPath { try Self.containerOption(containerPath) } else { settings.optionalText(.container) }
+        if let containerValue {
             container = URL(fileURLWithPath: containerValue).standardizedFileURL.resolvingSymlinksInPath()
         } else {
             container = nil
+        }
+        if let container, containerPath != nil || settings.entries[.container]?.source == .environment {
+            try Self.checkPlaces(root: root.url, container: container)
         }
         remembersContainer = device.containerID != nil
         if container == nil, let known = device.containerID {

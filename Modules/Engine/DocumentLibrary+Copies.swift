@@ -15,11 +15,24 @@ extension DocumentLibrary {
     /// folders and regular files, each copy private to its user (0600, folders 0700). Links and
     /// special files (a FIFO would block the copy for ever) are not followed or read; sparse
     /// files (a peer's 1 GB hole filled the disk) and files over ``largestCopiedFile`` are not
-    /// copied either. Each skipped one is returned with why, so the report can name it.
+    /// copied either. Each skipped one is returned with why, so the report can name it. A
+    /// destination inside the container (the copy would copy itself) or holding it (making
+    /// the destination would take the container away) is refused before anything is made.
+    /// - Throws: ``EngineError/badPath(_:)`` for such a destination.
     @discardableResult
     public func copyContainer(to destination: URL) throws -> [QuarantinedFile] {
         guard let replicator else { throw EngineError.containerUnavailable("no container is configured") }
         do { try replicator.container.checkAvailable() } catch { throw EngineError.containerUnavailable("\(error)") }
+        let source = FolderPlace(replicator.container.root), target = FolderPlace(destination)
+        if target == source || target.isInside(source) {
+            throw EngineError.badPath(
+                "the copy's destination \(target.path) is inside the container \(source.path), so the copy would copy itself; "
+                    + "give a folder outside the container")
+        }
+        if source.isInside(target) {
+            throw EngineError.badPath(
+                "the container \(source.path) is inside the copy's destination \(target.path); give a new folder outside the container")
+        }
         try? FileManager.default.removeItem(at: destination)
         var skipped: [QuarantinedFile] = []
         do {

@@ -333,7 +333,7 @@ extension MultidocError {
             let kind: Kind = switch error {
             case .unknownDocument, .notInTrash: .notFound
             case .ambiguousName: .ambiguous
-            case .invalidName, .outOfRange, .notInHistory, .badEnvironment: .invalid
+            case .invalidName, .outOfRange, .notInHistory, .badEnvironment, .badPath: .invalid
             case .containerUnavailable, .containerMissing, .containerFormat, .trust: .container
             default: .failed
             }

@@ -89,7 +89,7 @@ import TestSupport
         #expect(local.container == nil && local.settings.deviceName == "Desk")
         let file = folder.appending("file")
         try Data().write(to: file)
-        #expect(throws: AppError.self) { try again.container(file.path) }
+        #expect(throws: EngineError.self) { try again.container(file.path) }
     }
 
     @Test func theScopeClosesWhatItOpenedWhenTheCommandFails() async throws {
