@@ -93,12 +93,18 @@ struct ContainerCommand: AsyncParsableCommand {
                 A log missing while later ones of its device are there stops every device that has \
                 not applied it (sync, list and verify report it). When this device has what is \
                 missing, repair writes a baseline of its copy that covers it; otherwise it names \
-                the device to run it on. Exits 0 when nothing is left stalled, 1 when something is.
+                the device to run it on. A container left without its identity file (none, or \
+                only damaged ones) gets the identity this device remembers written again first. \
+                Exits 0 when nothing is left stalled, 1 when something is.
                 """)
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
             try await runCommand {
+                let setup = try options.device.setup(environment: ProcessInfo.processInfo.environment)
+                if let restored = try setup.restoreContainerIdentity() {
+                    printError("multidoc: the container had no identity left: wrote \(restored.uuidString.lowercased()), the one this device synced with, again")
+                }
                 let outcomes = try await options.withLibrary { library in try await library.repairGaps() }
                 if options.json {
                     try printJSON(outcomes.map(RepairRow.init))

@@ -56,10 +56,13 @@ extension DocumentLibrary {
             return true
         case .changed(let remembered, let found, let error):
             let message = error.description
+            // A container left without an identity gets it back from a device that remembers
+            // it; one that has another identity is adopted (or --container points elsewhere).
+            let wayOut: WayOut = found == nil && container.keys?.policy.root == nil && container.hasLostItsIdentity ? .restoreIdentity : .adopt
             if let containerRefusal, containerRefusal == message + "; staying local" {
                 // Asked already in this process, and nothing changed since.
                 report.containerError = .containerUnavailable(containerRefusal)
-                report.problems.append(.containerChanged(message))
+                report.problems.append(.containerChanged(message, wayOut: wayOut))
                 return false
             }
             emit(.containerChanged(message))
@@ -99,7 +102,7 @@ extension DocumentLibrary {
                 let refusal = message + "; staying local"
                 containerRefusal = refusal
                 report.containerError = .containerUnavailable(refusal)
-                report.problems.append(.containerChanged(message))
+                report.problems.append(.containerChanged(message, wayOut: wayOut))
                 return false
             }
         }

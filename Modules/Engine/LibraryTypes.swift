@@ -152,7 +152,7 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     case container(EngineError)
     /// The container's identity changed and this device stays local: its saves wait in their
     /// outboxes until the container it knew is back or the user runs `multidoc container adopt`.
-    case containerChanged(String)
+    case containerChanged(String, wayOut: WayOut)
     /// One document could not be synced; the others went on.
     case document(name: String, detail: String)
     /// A document found in the container could not be given a local copy.
@@ -194,7 +194,7 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     /// What gets out of the state this problem names, when something does.
     public var wayOut: WayOut? {
         switch self {
-        case .containerChanged: .adopt
+        case .containerChanged(_, let wayOut): wayOut
         case .stalled(_, let gap): .repair(writer: gap.device)
         case .waitingForPeer(_, let wait): .syncOn(wait.waitsFor)
         case .unshipped(_, _, let wayOut): wayOut
@@ -212,7 +212,7 @@ public enum SyncProblem: Sendable, Hashable, CustomStringConvertible {
     public var summary: String {
         switch self {
         case .container(let error): error.description
-        case .containerChanged(let detail): detail + "; staying local"
+        case .containerChanged(let detail, _): detail + "; staying local"
         case .document(let name, let detail): "\(name): \(detail)"
         case .discovery(let name, let detail): "cannot create a local copy of \(name): \(detail)"
         case .keptLocal(let name): "\(name) is not in the new container; kept as a local document"

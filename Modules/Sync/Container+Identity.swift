@@ -83,7 +83,9 @@ extension Container {
                     identity = try Self.decodeJSON(ContainerIdentity.self, from: try openRecord(data, at: url))
                 }
             } catch {
-                damaged = damaged ?? SyncError(.malformedFile, path: url.path, detail: "not a container identity (\(Self.summarize(error))); remove it, or run `multidoc container verify`")
+                damaged = damaged ?? SyncError(
+                    .malformedFile, path: url.path,
+                    detail: "not a container identity (\(Self.summarize(error))), and no good one is there: on a device that synced with this container, run `multidoc container repair`, which writes the identity it remembers again")
                 passedOver.append(QuarantinedFile(url: url, reason: Self.passedOverReason(name: name, problem: Self.summarize(error))))
                 continue
             }
@@ -108,6 +110,37 @@ extension Container {
             ? "; remove it, then run `multidoc container upgrade` to write the container's format again"
             : "; remove it (`multidoc container verify` checks the rest)"
         return "not a container identity (\(problem)): passed over, it has no effect" + upgrade
+    }
+
+    /// Whether this folder was a container that lost its identity, rather than an empty one (a
+    /// mistyped path, an unmounted drive): it has an identity folder, or documents.
+    public var hasLostItsIdentity: Bool {
+        if FileManager.default.fileExists(atPath: identityDirectory.path) { return true }
+        return ((try? names(in: documentsDirectory)) ?? []).contains { DocumentID($0) != nil }
+    }
+
+    /// Writes `remembered` again as the identity of a container that lost it (no identity file
+    /// left, or only damaged ones), for a device that synced with it (`multidoc container
+    /// repair`). A pass never does this on its own: an empty folder where the container was is as
+    /// likely an unmounted drive, or a replica not filled yet.
+    /// - Returns: false when the container has an identity, or never was one (an empty folder):
+    ///   nothing to do.
+    /// - Throws: ``SyncError`` when the container cannot be read or written, or this device has
+    ///   seen it signed (a signed container's identity is its root's to sign: `container reset`).
+    public func restoreIdentity(_ remembered: UUID, format: Int, device: DeviceID, now: Date) throws(SyncError) -> Bool {
+        let identities: [ContainerIdentity]
+        do {
+            identities = try scanIdentities().identities
+        } catch {
+            // Only damaged files (passed over once a good one is there): the folder was read.
+            guard case .malformedFile = error.kind else { throw error }
+            identities = []
+        }
+        guard identities.isEmpty, hasLostItsIdentity else { return false }
+        if let root = keys?.policy.root { throw Self.unsignedSeedRefused(remembered: remembered, root: root, at: self.root) }
+        let identity = ContainerIdentity(format: min(max(format, 1), Self.formatVersion), containerID: remembered, seededBy: device, seededAt: now)
+        try writeJSON(identity, to: identityDirectory.appendingPathComponent("\(device).json", isDirectory: false))
+        return true
     }
 
     /// Seeds the container's identity if it has none. Returns the identity in force.

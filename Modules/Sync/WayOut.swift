@@ -17,6 +17,9 @@ public enum WayOut: Sendable, Hashable, CustomStringConvertible {
     case syncOn(DeviceID)
     /// The container's identity changed and this device stays local until it adopts the new one.
     case adopt
+    /// The container has no identity left (none, or only damaged files): a device that synced
+    /// with it writes the one it remembers again, if it is the folder meant.
+    case restoreIdentity
     /// The container is signed and this device is not admitted: an admitted device admits it.
     case admit(fingerprint: String)
     /// The container is encrypted and this device does not hold its key.
@@ -33,6 +36,7 @@ public enum WayOut: Sendable, Hashable, CustomStringConvertible {
         case .repair, .replaceDamaged: "multidoc container repair"
         case .syncOn: "multidoc sync"
         case .adopt: "multidoc container adopt"
+        case .restoreIdentity: "multidoc container repair"
         case .admit(let fingerprint): "multidoc device admit \(fingerprint)"
         case .unlock: "multidoc container unlock"
         case .makeWritable: "multidoc sync"
@@ -52,6 +56,8 @@ public enum WayOut: Sendable, Hashable, CustomStringConvertible {
             "run `multidoc sync` on device \(device); if the log was lost, check `multidoc container verify`"
         case .adopt:
             "saves wait here; run `multidoc container adopt` to sync with this container, or point --container at the one you meant"
+        case .restoreIdentity:
+            "saves wait here; if this is the container you meant and it lost its identity file, run `multidoc container repair`, which writes the identity this device remembers again; otherwise point --container at the one you meant (a replica still filling needs no repair: wait for it)"
         case .admit(let fingerprint):
             "an admitted device runs `multidoc device admit \(fingerprint)`"
         case .unlock:
