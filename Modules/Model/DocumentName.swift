@@ -18,7 +18,7 @@ public struct DocumentName: Hashable, Sendable, Comparable, Codable, CustomStrin
     }
 
     /// Validates a name a user typed for a new document or a rename: the rules above, and none
-    /// of the names a device root uses beside a store (`document.json`), no bidirectional
+    /// of the names a device root uses beside a store (`document.json`), not only spaces, no bidirectional
     /// control character (U+202E would show `txt.exe` as `exe.txt`), and not a UUID (which
     /// `show`, `rm` and every other command would take for another document's). Names that
     /// peers or earlier versions wrote are read with the rules above only.
@@ -30,6 +30,10 @@ public struct DocumentName: Hashable, Sendable, Comparable, Codable, CustomStrin
         let rawValue = typed.precomposedStringWithCanonicalMapping
         try self.init(rawValue)
         if Self.reserved.contains(rawValue.lowercased()) { throw DocumentNameError(name: rawValue, rule: .reserved) }
+        // Spaces only: a row with no name to see, and one no command finds by typing it.
+        if rawValue.unicodeScalars.allSatisfy({ $0.properties.isWhitespace || $0.properties.isDefaultIgnorableCodePoint }) {
+            throw DocumentNameError(name: rawValue, rule: .blank)
+        }
         if let scalar = rawValue.unicodeScalars.first(where: Self.isBidiControl) {
             throw DocumentNameError(name: rawValue, rule: .bidiControl(scalar.value))
         }
@@ -92,6 +96,7 @@ public struct DocumentNameError: Error, Equatable, Sendable, CustomStringConvert
         case reserved
         case bidiControl(UInt32)
         case looksLikeUUID
+        case blank
     }
 
     public let name: String
@@ -117,6 +122,7 @@ public struct DocumentNameError: Error, Equatable, Sendable, CustomStringConvert
         case .bidiControl(let value):
             return "invalid document name \(name.debugDescription): it contains the bidirectional control character U+\(String(value, radix: 16, uppercase: true)), which makes a name display as something else"
         case .looksLikeUUID: return "invalid document name \(name.debugDescription): a UUID names documents by their identity; pick a name that is not one"
+        case .blank: return "invalid document name \(name.debugDescription): it is only spaces, which show as no name at all; pick a name with something to read"
         }
     }
 }

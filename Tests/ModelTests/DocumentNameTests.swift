@@ -12,6 +12,14 @@ import Testing
         #expect(throws: DocumentNameError(name: "", rule: .empty)) { try DocumentName("") }
     }
 
+    /// A typed name of spaces only (or invisible marks) would be a row with nothing to read.
+    @Test(arguments: ["   ", " ", "\u{3000}", "\u{00A0}\u{200B}"])
+    func refusesATypedNameOfSpacesOnly(_ name: String) {
+        #expect(throws: DocumentNameError(name: name, rule: .blank)) { try DocumentName(typed: name) }
+        // Names peers wrote are still read.
+        #expect((try? DocumentName(name))?.rawValue == name)
+    }
+
     @Test func refusesSlash() {
         #expect(throws: DocumentNameError(name: "a/b", rule: .slash)) { try DocumentName("a/b") }
     }
