@@ -75,6 +75,7 @@ extension DeviceList {
             signed ? "container: signed\(encrypted ? " and encrypted" : ""), root \(root ?? "?")"
                 : "container: not signed (anyone who can write into it is trusted; 'multidoc container upgrade --sign' signs it)",
         ]
+        if let keyProblem { lines.insert("  \(keyProblem)", at: 1) }
         lines += devices.map { "  \($0.fingerprint ?? "(no key)")  \($0.name)  \($0.device.prefix(8))  \($0.state)" + ($0.warning.map { "  (careful: \($0))" } ?? "") }
         lines += problems.map { "  not trusted: \($0)" }
         if devices.contains(where: { $0.state == "asks to join" }) {

@@ -111,7 +111,9 @@ public struct DeviceRoot: Sendable {
             do {
                 return try JSONDecoder.multidoc.decode(DeviceFile.self, from: data)
             } catch {
-                throw EngineError.damagedFile(deviceFileURL.path, "not a device file")
+                throw EngineError.damagedFile(
+                    deviceFileURL.path,
+                    "not a device file; put back a copy from a backup of this root (it holds the device's UUID, which its stores and the container know), or move it aside to set this root up as a new device, whose saves not shipped yet then stay behind")
             }
         }
         let file = DeviceFile(id: DeviceID(newID()), model: model, containerID: nil)

@@ -28,6 +28,8 @@ public struct DeviceList: Sendable, Encodable {
     public var root: String?
     public var thisDevice: String
     public var thisFingerprint: String?
+    /// Why this device has no fingerprint (its key cannot be used), with the way out.
+    public var keyProblem: String?
     public var devices: [Entry]
     /// Trust records not taken, each with why.
     public var problems: [String]
@@ -109,7 +111,8 @@ extension DocumentLibrary {
         let container = replicator.container
         let summary = container.trustSummary()
         let policy = summary.policy
-        let own = try? keys.signingKey()
+        let ownKey = Result { () throws(SyncError) in try keys.signingKey() }
+        let own = try? ownKey.get()
         var entries: [DeviceList.Entry] = []
         var seen: Set<DeviceID> = []
         func add(_ device: DeviceID, _ name: String, _ key: Data?, _ state: String, warning: String? = nil) {
@@ -147,7 +150,15 @@ extension DocumentLibrary {
         return DeviceList(
             signed: policy.isSigned, encrypted: policy.encryption != nil,
             root: policy.root.map { KeyFingerprint(publicKey: $0.key).description }, thisDevice: identity.id.description,
-            thisFingerprint: own?.fingerprint.description, devices: entries, problems: summary.problems.map(\.description))
+            thisFingerprint: own?.fingerprint.description, keyProblem: Self.keyProblem(ownKey), devices: entries,
+            problems: summary.problems.map(\.description))
+    }
+
+    /// Why this device has no fingerprint, and the way out: a key that cannot be used signs
+    /// nothing, which a signed container refuses.
+    static func keyProblem(_ key: Result<DeviceKey, SyncError>) -> String? {
+        guard case .failure(let error) = key else { return nil }
+        return "\(error.description); move it aside and run any command to make a new one (a signed container admits its new fingerprint again)"
     }
 
     /// A name as two devices' names are compared: case and surrounding spaces ignored.

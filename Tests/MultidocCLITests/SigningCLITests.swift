@@ -228,4 +228,24 @@ import TestSupport
         #expect(try multidoc(["edit", "Notes", "--append", " still"], root: rootA).status == 0)
         #expect(try notesText(on: rootB) == "one back still")
     }
+
+    /// A device key that cannot be read is named, with the way out, instead of a bare "none";
+    /// a damaged device file says what to do too.
+    @Test func aDamagedKeyOrDeviceFileIsNamedWithTheWayOut() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes", "--device-name", "A"], root: rootA).status == 0)
+        let key = URL(fileURLWithPath: rootA).appendingPathComponent("device.key")
+        try Data("garbage".utf8).write(to: key)
+        let list = try multidoc(["device", "list"], root: rootA)
+        #expect(list.stdout.contains(key.path) && list.stdout.contains("move it aside"), "\(list.stdout)")
+        let json = try #require(try self.json(try multidoc(["device", "list", "--json"], root: rootA)) as? [String: Any])
+        #expect((json["keyProblem"] as? String)?.contains("device key unusable") == true, "\(json)")
+        try FileManager.default.removeItem(at: key)
+        #expect(try deviceList(on: rootA)["keyProblem"] == nil)
+
+        try Data("{bad".utf8).write(to: URL(fileURLWithPath: rootA).appendingPathComponent("device.json"))
+        let damaged = try multidoc(["list"], root: rootA)
+        #expect(damaged.status != 0)
+        #expect(damaged.stderr.contains("from a backup") && damaged.stderr.contains("move it aside"), "\(damaged.stderr)")
+    }
 }
