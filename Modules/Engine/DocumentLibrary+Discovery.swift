@@ -127,7 +127,7 @@ extension DocumentLibrary {
             guard let info = found else {
                 let way = settings.attemptErrorRecovery
                     ? "the container does not have this document, so it cannot be rebuilt; its store is in \(root.documentsDirectory.path)/\(id)"
-                    : "turn on AttemptErrorRecovery to rebuild it from the container"
+                    : "turn on AttemptErrorRecovery (`multidoc settings set AttemptErrorRecovery on`, or `--attempt-error-recovery on` for one command) to rebuild it from the container"
                 report.problems.append(.document(name: id.description, detail: "its record \(path) is damaged (\(reason)); \(way)"))
                 continue
             }

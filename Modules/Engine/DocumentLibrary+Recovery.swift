@@ -35,7 +35,7 @@ extension DocumentLibrary {
         switch error.kind {
         case .corrupt, .truncated, .notFound:
             if settings.attemptErrorRecovery { return try await recover(record, after: error) }
-            advice = "Turn on AttemptErrorRecovery to move the damaged store aside and rebuild it\(record.location == .cloud ? " from the container" : " from its last good copy")."
+            advice = "Turn on AttemptErrorRecovery (`multidoc settings set AttemptErrorRecovery on`, or `--attempt-error-recovery on` for one command) to move the damaged store aside and rebuild it\(record.location == .cloud ? " from the container" : " from its last good copy")."
         case .busy:
             problems[record.id] = (.unreadable, error.description)
             throw EngineError.busy(
