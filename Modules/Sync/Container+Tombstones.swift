@@ -46,21 +46,24 @@ extension Container {
         guard parts.count == 2, let id = DocumentID(String(parts[0])), let device = DeviceID(String(parts[1])) else {
             return refused("not a tombstone name (<document>.<device>.json)")
         }
+        // Only a device of this container supplies the file again; a name no device has is junk.
+        let known = registered?.contains(device) ?? isRegistered(device)
+        let unknown = known ? "" : "; its name's device \(device) never registered in this container: remove it"
         let tombstone: DocumentTombstone
         do {
             tombstone = try readJSON(url, limit: Self.maximumRecordSize)
         } catch {
             return refused(Self.isFolder(url)
                 ? "a folder where a tombstone belongs; not applied: remove it or move it out of the container"
-                : "not a tombstone, not applied (\(Self.summarize(error)))", writer: device)
+                : "not a tombstone, not applied (\(Self.summarize(error)))\(unknown)", writer: known ? device : nil)
         }
         guard tombstone.format <= Self.formatVersion else {
             return refused("format version \(tombstone.format) is newer than this build's \(Self.formatVersion)")
         }
         guard tombstone.document == id, tombstone.deletedBy == device else {
-            return refused("names document \(tombstone.document) by \(tombstone.deletedBy), not what its name says", writer: device)
+            return refused("names document \(tombstone.document) by \(tombstone.deletedBy), not what its name says\(unknown)", writer: known ? device : nil)
         }
-        guard registered?.contains(device) ?? isRegistered(device) else {
+        guard known else {
             return refused("written by device \(device), which never registered in this container; not applied")
         }
         return .valid(tombstone)

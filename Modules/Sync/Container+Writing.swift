@@ -290,13 +290,18 @@ extension Container {
     }
 
     /// One line about why a file could not be read or decoded.
+    /// Where in a JSON file a decoding error is, in words.
+    private static func place(_ path: [any CodingKey]) -> String {
+        path.isEmpty ? "for the whole file (not the object expected)" : "at \(path.map(\.stringValue).joined(separator: "."))"
+    }
+
     static func summarize(_ error: any Error) -> String {
         switch error {
         case let error as FileIOError: return error.detail ?? error.description
         case DecodingError.dataCorrupted(let context): return context.debugDescription
         case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
-        case DecodingError.typeMismatch(_, let context): return "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
-        case DecodingError.valueNotFound(_, let context): return "missing value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        case DecodingError.typeMismatch(_, let context): return "wrong type \(place(context.codingPath))"
+        case DecodingError.valueNotFound(_, let context): return "missing value \(place(context.codingPath))"
         default: return "\(error)"
         }
     }

@@ -18,6 +18,30 @@ extension HostileInputTests {
         "400,000 nested objects", "400,000 nested arrays",
     ]
 
+    /// A damaged tombstone names its writer as the device to supply it again only when that
+    /// device is one of the container's; under a name no device has, the way out is to remove
+    /// it. A file that is not a JSON object says so, not "at" an empty place.
+    @Test func aDamagedTombstoneNamesItsWriterOnlyWhenTheWriterIsRegistered() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A")
+        try a.create(doc, name: "Kept", text: "kept", now: harness.clock.now())
+        try a.replicator.register(applied: [doc: [a.identity.id: 1]])
+        let container = Container(root: harness.container)
+        let stranger = DeviceID(UUID())
+        try FileManager.default.createDirectory(at: container.tombstonesDirectory, withIntermediateDirectories: true)
+        try Data("[1,2]".utf8).write(to: container.tombstoneURL(doc, device: a.identity.id))
+        try Data("[1,2]".utf8).write(to: container.tombstoneURL(doc, device: stranger))
+        let problems = Dictionary(uniqueKeysWithValues: container.applyTombstones().problems.map { ($0.url.lastPathComponent, $0) })
+        let own = try #require(problems[container.tombstoneURL(doc, device: a.identity.id).lastPathComponent])
+        #expect(own.wayOut == .replaceDamaged(writer: a.identity.id))
+        #expect(own.reason.contains("for the whole file") && !own.reason.contains("at )"), "\(own.reason)")
+        let junk = try #require(problems[container.tombstoneURL(doc, device: stranger).lastPathComponent])
+        #expect(junk.wayOut == nil)
+        #expect(junk.reason.contains("never registered") && junk.reason.contains("remove it"), "\(junk.reason)")
+        #expect(container.documentIDs() == [doc])
+    }
+
     /// A tombstone no device applies has no effect on any device: the document it names stays,
     /// a device joining later discovers it (a full look and a targeted one alike), and the
     /// pass that applies tombstones and verify name the file. Deep nesting is refused quickly.
