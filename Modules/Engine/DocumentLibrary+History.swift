@@ -30,7 +30,7 @@ extension DocumentLibrary {
         }
         guard let target else {
             let range = saves.first.map { first in "saves \(first.id)–\(saves.last?.id ?? first.id)" } ?? "no saves"
-            let what = if case .save(let number) = point { "save \(number)" } else { "a save at or before that time" }
+            let what = if case .save(let number) = point { "save \(number)" } else { "save at or before that time" }
             throw EngineError.notInHistory(name, "its history has no \(what) (it holds \(range): the last 1,000 saves and any of the last 30 days; 'multidoc history \(name)' lists them)")
         }
         var text = entry.text
