@@ -6,7 +6,7 @@ import TerminalUI
 
 // Thin: parse, bootstrap, hand over to the UI loop. Errors outside the terminal UI are one
 // line on stderr and an exit code from AppSupport's one table.
-let options = CommandLineShape.parseOrExit(TUIOptions.self)
+let options = CommandLineShape.parseOrExit(TUIOptions.self, nonNegative: ["--sync-interval": [0]])
 let environment = ProcessInfo.processInfo.environment
 
 /// Gives the terminal back, writes one line and exits with the error's code.

@@ -11,8 +11,9 @@ struct Multidoc: AsyncParsableCommand {
         container folder and import each other's. Every command that reads state first imports \
         what is waiting in the container; every command that changes state exports before it returns.
 
-        Every command takes the device options (--root, --container, the settings such as \
-        --fast-save), --json and --verbose, before or after the command: \
+        Every command but 'demo' (which makes devices of its own) takes the device options \
+        (--root, --container, the settings such as --fast-save), --json and --verbose, before or \
+        after the command: \
         'multidoc --root ~/devA list' is 'multidoc list --root ~/devA'. See 'multidoc help <command>'.
 
         \(ExitStatus.help(ExitStatus.allCases.filter { $0 != .alreadyRunning }))
@@ -28,6 +29,13 @@ struct Multidoc: AsyncParsableCommand {
 
     /// Global options may come before the verb (AppSupport's ``CommandLineShape``).
     static func main() async {
-        await CommandLineShape.runRoot(Multidoc.self, valueOptions: GlobalOptions.valueOptionNames, flags: GlobalOptions.flagNames)
+        await CommandLineShape.runRoot(
+            Multidoc.self, valueOptions: GlobalOptions.valueOptionNames, flags: GlobalOptions.flagNames, nonNegative: nonNegativeOptions)
     }
+
+    /// The options whose values are saves, positions, lengths or counts: a negative one is named
+    /// as such (ArgumentParser would take `-1` for an option and say the value is missing).
+    static let nonNegativeOptions: CommandLineShape.NonNegativeOptions = [
+        "--at": [0], "--to": [0], "--insert": [0], "--delete": [0, 1], "--ping-rounds": [0],
+    ]
 }

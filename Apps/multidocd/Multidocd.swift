@@ -78,7 +78,8 @@ struct Multidocd: AsyncParsableCommand {
         // daemon syncing 10,000 documents). The environment's MALLOC_MMAP_THRESHOLD_ and
         // MALLOC_TRIM_THRESHOLD_ still win.
         multidoc_tune_malloc()
-        var command = CommandLineShape.parseOrExit(Multidocd.self)
+        var command = CommandLineShape.parseOrExit(
+            Multidocd.self, nonNegative: ["--rescan-interval": [0], "--autosave-interval": [0], "--ping-rounds": [0]])
         do {
             try await command.run()
         } catch {

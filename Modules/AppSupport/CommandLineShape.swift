@@ -80,18 +80,19 @@ public enum CommandLineShape {
 
     /// Parses a command without subcommands, or exits: help and the version as ArgumentParser
     /// prints them, a parser error as one line (`program: error: …; did you mean …`, exit 64),
-    /// the same form as `multidoc`'s.
+    /// the same form as `multidoc`'s; a negative number given to an option of `nonNegative` is
+    /// named as such.
     public static func parseOrExit<Command: ParsableCommand>(
-        _ type: Command.Type, _ arguments: [String] = Array(CommandLine.arguments.dropFirst())
+        _ type: Command.Type, nonNegative: NonNegativeOptions = [:], _ arguments: [String] = Array(CommandLine.arguments.dropFirst())
     ) -> Command {
         do {
             return try Command.parse(arguments)
         } catch {
             guard Command.exitCode(for: error) != .success else { Command.exit(withError: error) }
             let program = Command._commandName
-            exitWithParserError(
-                parserError(Command.message(for: error), verbs: [], options: longOptions(inHelp: Command.helpMessage())),
-                program: program, help: program + " --help")
+            let line = negativeValue(in: arguments, options: nonNegative)
+                ?? parserError(Command.message(for: error), verbs: [], options: longOptions(inHelp: Command.helpMessage()))
+            exitWithParserError(line, program: program, help: program + " --help")
         }
     }
 

@@ -39,4 +39,20 @@ import Testing
         #expect(Suggestions.phrase(["a", "b", "c"], quoted: true) == "; did you mean 'a', 'b' or 'c'?")
         #expect(Suggestions.phrase([]) == "")
     }
+
+    /// A negative number is named only where the option's value is a number that must not be
+    /// negative: not a text that happens to look like one, not after `--`.
+    @Test func aNegativeNumberIsNamedOnlyWhereANumberBelongs() {
+        let options: CommandLineShape.NonNegativeOptions = ["--at": [0], "--insert": [0], "--delete": [0, 1]]
+        let named = { (arguments: [String]) in CommandLineShape.negativeValue(in: arguments, options: options) }
+        #expect(named(["show", "Doc", "--at", "-1"]) == "bad value '-1' for --at; it must not be negative")
+        #expect(named(["show", "Doc", "--at=-1"]) == "bad value '-1' for --at; it must not be negative")
+        #expect(named(["edit", "Doc", "--delete", "2", "-0.5"]) == "bad value '-0.5' for --delete; it must not be negative")
+        #expect(named(["edit", "Doc", "--insert", "-3", "x"]) == "bad value '-3' for --insert; it must not be negative")
+        // --insert's second value is its text.
+        #expect(named(["edit", "Doc", "--insert", "2", "-1"]) == nil)
+        #expect(named(["edit", "Doc", "--text", "-1"]) == nil)
+        #expect(named(["edit", "--", "Doc", "--at", "-1"]) == nil)
+        #expect(named(["show", "Doc", "--at", "-x"]) == nil)
+    }
 }

@@ -22,6 +22,21 @@ import TestSupport
         }
     }
 
+    /// `help` of a verb that does not exist says so and fails, instead of the main help.
+    @Test func helpOfAnUnknownCommandFails() throws {
+        defer { folder.remove() }
+        let unknown = try multidoc(["help", "nonexist"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stdout.isEmpty)
+        #expect(unknown.stderr == "multidoc: error: unknown command 'nonexist' (see 'multidoc --help')\n", "\(unknown.stderr)")
+        let typo = try multidoc(["help", "container", "stauts"])
+        #expect(typo.status == 64)
+        #expect(typo.stderr.contains("unknown command 'container stauts'; did you mean 'status'?"), "\(typo.stderr)")
+        let known = try multidoc(["help", "container", "status"])
+        #expect(known.status == 0)
+        #expect(known.stdout.contains("Identity, devices, documents and tombstones"))
+    }
+
     /// A time before every save is refused in plain words.
     @Test func aTimeBeforeEverySaveIsRefusedInPlainWords() throws {
         defer { folder.remove() }
@@ -30,5 +45,28 @@ import TestSupport
         let before = try multidoc(["show", "Notes", "--at", "2020-01-01"], root: rootA)
         #expect(before.status == 3)
         #expect(before.stderr.contains("its history has no save at or before that time"), "\(before.stderr)")
+    }
+
+    /// A negative number given to an option that takes a save, a position, a length, a count or
+    /// seconds is named as such, by each executable.
+    @Test(arguments: [
+        ("multidoc", ["show", "Notes", "--at", "-1"], "bad value '-1' for --at; it must not be negative"),
+        ("multidoc", ["revert", "Notes", "--to", "-2"], "bad value '-2' for --to; it must not be negative"),
+        ("multidoc", ["edit", "Notes", "--insert", "-1", "x"], "bad value '-1' for --insert; it must not be negative"),
+        ("multidoc", ["edit", "Notes", "--delete", "-1", "2"], "bad value '-1' for --delete; it must not be negative"),
+        ("multidoc", ["edit", "Notes", "--delete", "1", "-2"], "bad value '-2' for --delete; it must not be negative"),
+        ("multidoc", ["inspect", "Notes", "--ping-rounds", "-1"], "bad value '-1' for --ping-rounds; it must not be negative"),
+        ("multidoc", ["demo", "--ping-rounds", "-3"], "bad value '-3' for --ping-rounds; it must not be negative"),
+        ("multidocd", ["--rescan-interval", "-1"], "bad value '-1' for --rescan-interval; it must not be negative"),
+        ("multidocd", ["--autosave-interval", "-0.5"], "bad value '-0.5' for --autosave-interval; it must not be negative"),
+        ("multidocd", ["--ping-rounds", "-1"], "bad value '-1' for --ping-rounds; it must not be negative"),
+        ("multidoc-tui", ["--sync-interval", "-1"], "bad value '-1' for --sync-interval; it must not be negative"),
+    ])
+    func aNegativeNumberIsNamedAsSuch(program: String, arguments: [String], message: String) throws {
+        defer { folder.remove() }
+        let result = try ProductRunner.run(program, arguments + ["--root", rootA, "--container", container])
+        #expect(result.status == 64)
+        let help = program == "multidoc" ? "multidoc \(arguments[0]) --help" : "\(program) --help"
+        #expect(result.stderr == "\(program): error: \(message) (see '\(help)')\n", "\(result.stderr)")
     }
 }
