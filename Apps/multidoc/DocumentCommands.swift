@@ -117,7 +117,7 @@ struct Edit: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let detail = try await options.withLibrary { library in
+            let (detail, saved) = try await options.withLibrary { library in
                 reportSync(try await syncPass(library, json: options.json, .refresh(nil)), json: options.json)
                 let record = try await library.resolve(document)
                 let request = TextEditRequest(text: text, append: append, insert: insert, delete: delete)
@@ -128,11 +128,17 @@ struct Edit: AsyncParsableCommand {
                 if case .editor = request {
                     reportSync(try await syncPass(library, json: options.json, .refresh(record.id)), json: options.json)
                 }
-                try await request.apply(to: record.id, in: library, environment: ProcessInfo.processInfo.environment)
+                let saved = try await request.apply(to: record.id, in: library, environment: ProcessInfo.processInfo.environment)
                 reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
-                return try await library.detail(record.id)
+                return (try await library.detail(record.id), saved)
             }
-            if options.json { try printJSON(DocumentRow(detail.summary)) } else { print("saved \(detail.summary.name)") }
+            if options.json {
+                var row = DocumentRow(detail.summary)
+                row.saved = saved
+                try printJSON(row)
+            } else {
+                print(saved ? "saved \(detail.summary.name)" : "unchanged: nothing saved to \(detail.summary.name)")
+            }
         }
     }
 }

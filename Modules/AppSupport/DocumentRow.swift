@@ -20,6 +20,8 @@ public struct DocumentRow: Encodable, Sendable {
     /// Where it is in its life on this device (`DocumentLife`: listed, previewed, downloading,
     /// downloaded, damaged, unreadable).
     public var life: String
+    /// `edit --json` only: whether the edit made a save (false: it changed nothing).
+    public var saved: Bool?
 
     /// The row of one document of the master table.
     public init(_ summary: DocumentSummary) {
@@ -53,6 +55,7 @@ public struct DocumentRow: Encodable, Sendable {
         object.string("origin", origin)
         object.bool("previewed", previewed)
         object.string("problem", problem)
+        object.bool("saved", saved)
         object.string("state", state)
         object.string("store", store)
         object.string("uuid", uuid)

@@ -24,16 +24,39 @@ public enum TextEditRequest: Sendable {
         }
     }
 
-    /// Saves the edit of document `id`.
-    public func apply(to id: DocumentID, in library: DocumentLibrary, environment: [String: String]) async throws {
+    /// Saves the edit of document `id`; an edit that changes nothing (an empty insert or
+    /// append, a delete of nothing, the text it already has, an editor closed on the text as it
+    /// was) makes no save. Returns whether a save was made.
+    /// - Throws: the engine's errors; a position past the end is refused even when nothing would
+    ///   change there.
+    @discardableResult
+    public func apply(to id: DocumentID, in library: DocumentLibrary, environment: [String: String]) async throws -> Bool {
         switch self {
-        case .replace(let text): try await library.setText(id, text)
-        case .append(let suffix): try await library.appendText(id, suffix)
-        case .insert(let text, let position): try await library.insertText(id, text, at: position)
-        case .delete(let position, let length): try await library.deleteText(id, at: position, length: length)
+        case .replace(let text):
+            if try await library.detail(id).text == text { return false }
+            try await library.setText(id, text)
+        case .append(let suffix):
+            if suffix.isEmpty, try await !pastTheEnd(id, in: library, at: 0) { return false }
+            try await library.appendText(id, suffix)
+        case .insert(let text, let position):
+            if text.isEmpty, try await !pastTheEnd(id, in: library, at: position) { return false }
+            try await library.insertText(id, text, at: position)
+        case .delete(let position, let length):
+            if length == 0, try await !pastTheEnd(id, in: library, at: position) { return false }
+            try await library.deleteText(id, at: position, length: length)
         case .editor:
             let original = try await library.detail(id).text
-            try await library.saveEditedText(id, try TerminalPrompt.edit(original, environment: environment), editedFrom: original)
+            let edited = try TerminalPrompt.edit(original, environment: environment)
+            if edited == original { return false }
+            try await library.saveEditedText(id, edited, editedFrom: original)
         }
+        return true
+    }
+
+    /// Whether `position` is past the end of the text: an edit that changes nothing there still
+    /// goes to the engine, to be refused with the text's length. Reading the text also refuses
+    /// a document that is not viewable here.
+    private func pastTheEnd(_ id: DocumentID, in library: DocumentLibrary, at position: Int) async throws -> Bool {
+        position > (try await library.detail(id).text.unicodeScalars.count)
     }
 }

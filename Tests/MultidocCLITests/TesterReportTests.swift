@@ -47,6 +47,32 @@ import TestSupport
         #expect(before.stderr.contains("its history has no save at or before that time"), "\(before.stderr)")
     }
 
+    /// Edits that change nothing say so, save nothing, and say so in `--json`'s `saved`.
+    @Test func anEditThatChangesNothingSavesNothing() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "hello"], root: rootA).status == 0)
+        let logs = { try FileManager.default.subpathsOfDirectory(atPath: container + "/documents").filter { $0.hasSuffix(".log") }.count }
+        let before = try logs()
+        for edit in [["--delete", "2", "0"], ["--insert", "2", ""], ["--append", ""], ["--text", "hello"]] {
+            let result = try multidoc(["edit", "Notes"] + edit, root: rootA)
+            #expect(result.status == 0, "\(edit): \(result.stderr)")
+            #expect(result.stdout == "unchanged: nothing saved to Notes\n", "\(edit): \(result.stdout)")
+        }
+        let editor = try ProductRunner.run(
+            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "true"])
+        #expect(editor.stdout == "unchanged: nothing saved to Notes\n", "\(editor.stdout) \(editor.stderr)")
+        let quiet = try multidoc(["edit", "Notes", "--delete", "0", "0", "--json"], root: rootA)
+        #expect(try (json(quiet) as? [String: Any])?["saved"] as? Bool == false)
+        #expect(try logs() == before)
+        #expect(try multidoc(["history", "Notes"], root: rootA).stdout.split(separator: "\n").count == 3)
+        // A position past the end is still refused, and a real edit still saves.
+        #expect(try multidoc(["edit", "Notes", "--insert", "9", ""], root: rootA).status == 64)
+        let saved = try multidoc(["edit", "Notes", "--insert", "5", "!", "--json"], root: rootA)
+        #expect(try (json(saved) as? [String: Any])?["saved"] as? Bool == true)
+        #expect(try logs() == before + 1)
+    }
+
     /// A negative number given to an option that takes a save, a position, a length, a count or
     /// seconds is named as such, by each executable.
     @Test(arguments: [
