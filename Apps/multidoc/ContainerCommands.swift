@@ -42,6 +42,7 @@ struct ContainerCommand: AsyncParsableCommand {
                     throw AppError(.writeFailed, "\(url.path) already exists; choose a new folder")
                 }
                 let skipped = try await library.copyContainer(to: url)
+                if options.json { return try printJSON(ContainerCopyRow(copiedTo: url, skipped: skipped.map(\.description))) }
                 print("copied the container to \(url.path)")
                 for file in skipped {
                     printError("multidoc: warning: \(file.description)")
@@ -123,8 +124,11 @@ struct ContainerCommand: AsyncParsableCommand {
             commandName: "dump", abstract: "Print any container file, of either format, as readable JSON.",
             discussion: """
                 Format 2 logs are binary: this shows their header (container, document, writer, \
-                sequence) and their changes, text operations included. Needs no device root.
+                sequence) and their changes, text operations included. Needs no device root: it \
+                takes the device options as every command does, and reads only the file. The \
+                output is JSON with or without --json.
                 """)
+        @OptionGroup var options: GlobalOptions
         @Argument(help: "A file in the container (a log, baseline, info, tombstone, registry or identity file).") var path: String
 
         func run() async throws {
@@ -199,10 +203,7 @@ struct ContainerCommand: AsyncParsableCommand {
                 // Nothing adopted (a container this device has seen signed, emptied of its
                 // identity, is not seeded over): the command fails with why.
                 if let error = report.containerError { throw error }
-                if options.json {
-                    try printJSON(["cloudAvailable": "\(report.cloudAvailable)", "problems": report.problems.map(\.description).joined(separator: "\n")])
-                    return
-                }
+                if options.json { return try printJSON(ContainerAdoptRow(report, container: setup.container)) }
                 print("syncing with the container at \(setup.container?.path ?? "?")")
                 for problem in report.problems { print("  \(problem)") }
             }

@@ -13,7 +13,12 @@ struct SyncCommand: AsyncParsableCommand {
             let (setup, library) = try options.bootstrap()
             let watched: SyncReport? = try await library.closing { library in
                 guard !watch else {
-                    try await library.watch { event in print(event.line(at: Date())); fflush(nil) }
+                    // --json: JSON Lines, one object per event, printed as it happens.
+                    let json = options.json
+                    try await library.watch { event in
+                        if json { (try? WatchEventRow(event, at: Date()).line()).map { print($0) } } else { print(event.line(at: Date())) }
+                        fflush(nil)
+                    }
                     return nil
                 }
                 return try await syncPass(library, json: options.json)
@@ -44,16 +49,31 @@ struct SyncCommand: AsyncParsableCommand {
 
 struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Inspect a document and keep syncing; with EnablePing on, answer peers' changes with pings.")
+        abstract: "Inspect a document and keep syncing; with EnablePing on, answer peers' changes with pings.",
+        discussion: """
+            Runs until --ping-rounds pings were sent, or until interrupted (SIGINT, SIGTERM); then \
+            prints the pings sent and answered (--json: {document, name, pingsSent, pingsAnswered}). \
+            The line on stderr says when it has started.
+            """)
     @OptionGroup var options: GlobalOptions
     @Argument(help: "A name, UUID or unique UUID prefix.") var document: String
     @Option(name: .customLong("ping-rounds"), help: "Stop after sending this many pings.") var pingRounds: Int?
     @Flag(name: .customLong("start-ping"), help: "Send the first ping now.") var startPing = false
 
+    func validate() throws {
+        if let pingRounds, pingRounds < 1 { throw ValidationError("--ping-rounds must be at least 1") }
+    }
+
     func run() async throws {
         try await runCommand {
-            let counts = try await options.withLibrary { try await $0.inspectLive(document, rounds: pingRounds, startPing: startPing) }
-            print("pings sent: \(counts.sent), answered: \(counts.answered)")
+            let until = pingRounds.map { "\($0) ping\($0 == 1 ? " is" : "s are") sent or interrupted" } ?? "interrupted (Ctrl-C)"
+            let output = try await options.withLibrary { library in
+                try await library.inspectLive(document, rounds: pingRounds, startPing: startPing) { name in
+                    // On stderr: stdout holds only the summary (--json: its object).
+                    printError("inspecting \(name) until \(until)")
+                }
+            }
+            if options.json { try printJSON(output) } else { print(output.line) }
         }
     }
 }

@@ -10,6 +10,105 @@ import TestSupport
 
     init() throws { folder = try Self.makeFolder("tester") }
 
+    /// `sync --watch --json` prints JSON Lines: one object per event, typed fields.
+    @Test func syncWatchWithJSONPrintsOneObjectPerLine() async throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes", "--device-name", "A"], root: rootA).status == 0)
+        #expect(try multidoc(["sync", "--device-name", "B"], root: rootB).status == 0)
+        let output = folder.appending("watch.jsonl")
+        try Data().write(to: output)
+        let watch = Process()
+        watch.executableURL = try #require(ProductRunner.path(of: "multidoc"))
+        watch.arguments = ["sync", "--watch", "--json", "--root", rootB, "--container", container]
+        watch.standardOutput = try FileHandle(forWritingTo: output)
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        defer {
+            if watch.isRunning { kill(watch.processIdentifier, SIGKILL) }
+            watch.waitUntilExit()
+        }
+        let lines = { (try? String(contentsOf: output, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? [] }
+        // Edits until one is imported: the first may land before the watch looks.
+        var imported: [String: Any]?
+        for round in 0..<20 where imported == nil {
+            #expect(try multidoc(["edit", "Notes", "--append", " \(round)", "--device-name", "A"], root: rootA).status == 0)
+            _ = await eventually(timeout: .seconds(3)) { lines().contains { $0.contains("\"imported\"") } }
+            imported = lines().compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { $0["event"] as? String == "imported" }
+        }
+        for line in lines() {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not a JSON object: \(line)")
+        }
+        let event = try #require(imported, "\(lines())")
+        #expect(event["from"] as? [String] == ["A"])
+        #expect(event["updated"] as? Int == 1)
+        #expect(event["inserted"] as? Int == 0)
+        #expect((event["document"] as? String)?.count == 36)
+        #expect(event["time"] is String)
+    }
+
+    /// `container copy --json`, `container adopt --json` and `inspect --json` print typed JSON;
+    /// `container dump` takes the device options and `--json` as every command does.
+    @Test func containerVerbsAndInspectPrintTypedJSON() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes", "--device-name", "A"], root: rootA).status == 0)
+        let copy = try multidoc(["container", "copy", folder.appending("copy").path, "--json"], root: rootA)
+        #expect(copy.status == 0, "\(copy.stderr)")
+        let copied = try #require(try json(copy) as? [String: Any], "\(copy.stdout)")
+        #expect(copied["copiedTo"] as? String == folder.appending("copy").path)
+        #expect(copied["skipped"] as? [String] == [])
+
+        let adopt = try multidoc(["container", "adopt", "--json"], root: rootB)
+        #expect(adopt.status == 0, "\(adopt.stderr)")
+        let adopted = try #require(try json(adopt) as? [String: Any], "\(adopt.stdout)")
+        #expect(adopted["cloudAvailable"] as? Bool == true)
+        #expect(adopted["problems"] as? [String] == [])
+
+        let identity = try #require(try FileManager.default.contentsOfDirectory(atPath: container + "/identity").first)
+        let dump = try multidoc(["container", "dump", container + "/identity/" + identity, "--json"], root: rootA)
+        #expect(dump.status == 0, "\(dump.stderr)")
+        #expect(try json(dump) is [String: Any], "\(dump.stdout)")
+
+        // With --ping-rounds it ends by itself; interrupted, it prints the same (below).
+        let inspect = try multidoc(["inspect", "Notes", "--json", "--ping-rounds", "1", "--start-ping"], root: rootA)
+        #expect(inspect.status == 0, "\(inspect.stderr)")
+        let inspected = try #require(try json(inspect) as? [String: Any], "\(inspect.stdout)")
+        #expect(inspected["name"] as? String == "Notes")
+        #expect(inspected["pingsSent"] as? Int == 1)
+        #expect(inspected["pingsAnswered"] is Int)
+    }
+
+    /// `inspect` without --ping-rounds runs until interrupted, and then still prints its
+    /// summary (--json: the object).
+    @Test func inspectInterruptedStillPrintsItsJSON() async throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes", "--device-name", "A"], root: rootA).status == 0)
+        let output = folder.appending("inspect.json")
+        try Data().write(to: output)
+        let inspect = Process()
+        inspect.executableURL = try #require(ProductRunner.path(of: "multidoc"))
+        inspect.arguments = ["inspect", "Notes", "--json", "--root", rootA, "--container", container]
+        inspect.standardOutput = try FileHandle(forWritingTo: output)
+        let errors = folder.appending("inspect.err")
+        try Data().write(to: errors)
+        inspect.standardError = try FileHandle(forWritingTo: errors)
+        try inspect.run()
+        // Its line on stderr says it has started (and takes a signal as the way to stop).
+        let started = await eventually(timeout: .seconds(30)) {
+            (try? String(contentsOf: errors, encoding: .utf8))?.contains("inspecting Notes until interrupted") == true
+        }
+        #expect(started)
+        kill(inspect.processIdentifier, SIGTERM)
+        let ended = await eventually(timeout: .seconds(30)) { !inspect.isRunning }
+        if !ended { kill(inspect.processIdentifier, SIGKILL) }
+        inspect.waitUntilExit()
+        #expect(ended)
+        let text = try String(contentsOf: output, encoding: .utf8)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+        #expect(summary["pingsSent"] as? Int == 0)
+        #expect(summary["name"] as? String == "Notes")
+    }
+
     /// `--version` names the container format new containers are written in.
     @Test func versionNamesTheFormatNewContainersHave() throws {
         defer { folder.remove() }
