@@ -80,6 +80,7 @@ struct ContainerCommand: AsyncParsableCommand {
                 // the old container, so they become local documents (nothing is lost).
                 let (_, library) = try options.bootstrap(onContainerChange: { _ in .adoptNew })
                 let report = try await library.closing { await $0.sync() }
+                if options.json { return try printJSON(ContainerResetRow(containerID: identity.containerID, report)) }
                 print("container reset; new identity \(identity.containerID.uuidString.lowercased())")
                 for problem in report.problems { print("  \(problem)") }
             }

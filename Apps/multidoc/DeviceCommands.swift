@@ -31,6 +31,7 @@ struct DeviceCommand: AsyncParsableCommand {
             try await runCommand {
                 let setup = try options.device.setup(environment: ProcessInfo.processInfo.environment, finishingIdentityChange: true)
                 guard yes else {
+                    if options.json { return try printJSON(NewIdentityPreviewRow(device: setup.identity.id.description)) }
                     print("this device is \(setup.identity.id); 'multidoc device new-identity --yes' makes it a new device and saves its waiting saves again as that device's")
                     return
                 }

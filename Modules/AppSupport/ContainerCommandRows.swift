@@ -30,3 +30,27 @@ public struct ContainerAdoptRow: Encodable, Sendable {
         problems = report.problems.map(\.description)
     }
 }
+
+/// What `container reset --yes --json` prints: the new identity and what the pass that
+/// adopted it could not do (documents kept as local ones among them).
+public struct ContainerResetRow: Encodable, Sendable {
+    /// The new container identity's UUID.
+    public var containerID: String
+    /// One line per problem of the pass (the lines printed without `--json`).
+    public var problems: [String]
+
+    public init(containerID: UUID, _ report: SyncReport) {
+        self.containerID = containerID.uuidString.lowercased()
+        problems = report.problems.map(\.description)
+    }
+}
+
+/// What `device new-identity --json` prints without `--yes`: the device as it stays.
+public struct NewIdentityPreviewRow: Encodable, Sendable {
+    /// This device's UUID, unchanged.
+    public var device: String
+    /// Always false: nothing was changed (`--yes` changes it).
+    public var changed = false
+
+    public init(device: String) { self.device = device }
+}

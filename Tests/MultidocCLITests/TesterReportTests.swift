@@ -78,6 +78,23 @@ import TestSupport
         #expect(inspected["pingsAnswered"] is Int)
     }
 
+    /// `container reset --yes --json` and `device new-identity --json` without `--yes` print JSON,
+    /// not their text lines.
+    @Test func resetAndANewIdentityNotTakenPrintJSON() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes", "--device-name", "A"], root: rootA).status == 0)
+        let preview = try multidoc(["device", "new-identity", "--json"], root: rootA)
+        #expect(preview.status == 0, "\(preview.stderr)")
+        let kept = try #require(try json(preview) as? [String: Any], "\(preview.stdout)")
+        #expect(kept["changed"] as? Bool == false)
+        #expect((kept["device"] as? String)?.count == 36)
+        let reset = try multidoc(["container", "reset", "--yes", "--json"], root: rootA)
+        #expect(reset.status == 0, "\(reset.stderr)")
+        let emptied = try #require(try json(reset) as? [String: Any], "\(reset.stdout)")
+        #expect((emptied["containerID"] as? String)?.count == 36)
+        #expect(emptied["problems"] is [String])
+    }
+
     /// `inspect` without --ping-rounds runs until interrupted, and then still prints its
     /// summary (--json: the object).
     @Test func inspectInterruptedStillPrintsItsJSON() async throws {
