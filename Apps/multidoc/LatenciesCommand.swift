@@ -15,6 +15,11 @@ struct Latencies: AsyncParsableCommand {
         var roundTrip: LatencyStatistics?
     }
 
+    func validate() throws {
+        // Two forms of the same output: the one asked for must be the one printed.
+        if csv, options.json { throw ValidationError("--csv and --json are two forms of output; give one") }
+    }
+
     func run() async throws {
         try await runCommand {
             let (setup, _) = try options.bootstrap()

@@ -95,6 +95,17 @@ import TestSupport
         #expect(emptied["problems"] is [String])
     }
 
+    /// `latencies --csv --json` is refused in one line rather than printing CSV under --json.
+    @Test func latenciesRefusesCSVAndJSONTogether() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        let both = try multidoc(["latencies", "--csv", "--json"], root: rootA)
+        #expect(both.status == 64)
+        #expect(both.stdout.isEmpty)
+        #expect(both.stderr.contains("--csv and --json are two forms of output; give one"), "\(both.stderr)")
+        #expect(try json(try multidoc(["latencies", "--json"], root: rootA)) is [String: Any])
+    }
+
     /// `inspect` without --ping-rounds runs until interrupted, and then still prints its
     /// summary (--json: the object).
     @Test func inspectInterruptedStillPrintsItsJSON() async throws {
