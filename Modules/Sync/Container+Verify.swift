@@ -48,6 +48,13 @@ extension Container {
             }
         }
 
+        // What lies beside the format's four folders: no device reads it (dot names are
+        // temporary files and the replication engine's own, such as Syncthing's `.stfolder`).
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []).sorted()
+        where !name.hasPrefix(".") && !Self.topLevelNames.contains(name) {
+            problem(root.appendingPathComponent(name, isDirectory: false), Self.strayReason(name))
+        }
+
         var replaced: Set<UUID> = []
         // Trust records (signing, admissions, encryption): checked by reading the trust.
         if let root = keys?.policy.root {
@@ -114,6 +121,20 @@ extension Container {
             .sorted { ($0.path, $0.file.reason) < ($1.path, $1.file.reason) }
             .map(\.file)
         return result
+    }
+
+    /// The names the container format has at its top.
+    static let topLevelNames: Set<String> = ["identity", "devices", "documents", "tombstones"]
+
+    /// Why a name at the container's top is reported: a device root's private files are worse
+    /// than stray ones, as everyone who can read the container can read them.
+    static func strayReason(_ name: String) -> String {
+        switch name {
+        case "device.key", "api-token", "container.key", "trust.json":
+            "a device root's private file in the shared folder, where everyone who can read the container reads it: move it out now (for a device key, then run `multidoc device new-identity --yes` on its device)"
+        default:
+            "not part of the container format; no device reads it: move it out of the container"
+        }
     }
 
     private func verifyDocument(

@@ -89,6 +89,24 @@ import TestSupport
 
     /// Works as root: a file where `identity/` belongs cannot be listed. The device must not
     /// take it for an empty folder (and seed), and verify must say so rather than "all valid".
+    /// What lies beside the format's four folders is named (a device's private key with the
+    /// warning it needs); dot names, such as a replication engine's own, are not.
+    @Test func strayEntriesAtTheTopAreNamedAndAPrivateKeyIsCalledOut() throws {
+        let harness = try SyncHarness()
+        defer { harness.folder.remove() }
+        let a = harness.device(1, "A")
+        try a.create(doc, name: "Doc", text: "one", now: harness.clock.now())
+        let container = Container(root: harness.container)
+        try Data("hello".utf8).write(to: container.root.appendingPathComponent("README"))
+        try Data("secret".utf8).write(to: container.root.appendingPathComponent("device.key"))
+        try FileManager.default.createDirectory(at: container.root.appendingPathComponent("inside"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: container.root.appendingPathComponent(".stfolder"), withIntermediateDirectories: true)
+        let problems = Dictionary(uniqueKeysWithValues: container.verify().problems.map { ($0.url.lastPathComponent, $0.reason) })
+        #expect(Set(problems.keys) == ["README", "device.key", "inside"], "\(problems)")
+        #expect(problems["README"]?.contains("move it out") == true)
+        #expect(problems["device.key"]?.contains("private") == true)
+    }
+
     @Test func aFileWhereTheIdentityFolderBelongsIsAnErrorNotAnEmptyContainer() throws {
         let harness = try SyncHarness()
         defer { harness.folder.remove() }
