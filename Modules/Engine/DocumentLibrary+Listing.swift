@@ -145,6 +145,16 @@ extension DocumentLibrary {
                 throw .ambiguousName(query, candidates: prefixed.map { ($0.name.rawValue, $0.id.description) })
             }
         }
+        // A record that cannot be read matches nothing, and the document it names may be the
+        // one asked for: say which file is damaged rather than only that nothing matches.
+        let damaged = catalog.damaged.sorted { $0.key < $1.key }
+        if let (id, reason) = damaged.first(where: { DocumentID(query) == $0.key }) ?? damaged.first {
+            let which = DocumentID(query) == id ? "it is the record of \(query)" : "no readable record matches '\(query)', and this one may be its document"
+            let others = damaged.count > 1 ? " (\(damaged.count - 1) more records are damaged: 'multidoc list' names them)" : ""
+            throw .damagedFile(
+                root.recordURL(id).path,
+                "\(reason); \(which)\(others); `multidoc sync --attempt-error-recovery on` rebuilds it from the container")
+        }
         throw .unknownDocument(query, suggestions: Suggestions.closest(to: query, among: records.map(\.name.rawValue)))
     }
 }

@@ -111,4 +111,24 @@ extension CLITests {
         #expect(show["uuid"] as? String == restored["uuid"] as? String)
         #expect(try multidoc(["trash"], root: rootB).stdout.contains("the trash is empty"))
     }
+
+    /// A record damaged on the device: `show` by name says which file is damaged and how to
+    /// rebuild it, instead of that nothing matches; `sync --attempt-error-recovery on` does.
+    @Test func aDamagedRecordIsNamedWhenItsDocumentIsAskedFor() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Kept"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Kept", "--text", "kept"], root: rootA).status == 0)
+        let documents = URL(fileURLWithPath: rootA).appendingPathComponent("Documents")
+        let id = try #require(try FileManager.default.contentsOfDirectory(atPath: documents.path).first { UUID(uuidString: $0) != nil })
+        let record = documents.appendingPathComponent(id).appendingPathComponent("document.json")
+        try Data("{bad".utf8).write(to: record)
+        let show = try multidoc(["show", "Kept"], root: rootA)
+        #expect(show.status != 0)
+        #expect(show.stderr.contains(record.path) && show.stderr.contains("--attempt-error-recovery on"), "\(show.stderr)")
+        #expect(!show.stderr.contains("no document matches"), "\(show.stderr)")
+        #expect(try multidoc(["sync", "--attempt-error-recovery", "on"], root: rootA).status == 0)
+        let after = try multidoc(["show", "Kept", "--json"], root: rootA)
+        #expect(after.status == 0, "\(after.stderr)")
+        #expect((try json(after) as? [String: Any])?["text"] as? String == "kept")
+    }
 }
