@@ -76,12 +76,13 @@ struct APIHandlers: APIProtocol {
             let id = try await device.document(input.path.document).id
             let length = edit.length ?? 0
             let (end, overflow) = edit.at.addingReportingOverflow(length)
-            guard edit.at >= 0, length >= 0, !overflow else {
-                throw MultidocError(.invalid, "bad range: at \(edit.at), length \(length)")
+            guard edit.at >= 0 else { throw MultidocError(.invalid, BodyRules.position.expectation(of: "at")) }
+            guard length >= 0, !overflow else {
+                throw MultidocError(.invalid, BodyRules.length.expectation(of: "length"))
             }
             switch edit.kind {
             case .insert:
-                guard let text = edit.text else { throw MultidocError(.invalid, "an insert needs text") }
+                guard let text = edit.text else { throw MultidocError(.invalid, "an insert needs `text`: the text to insert") }
                 try await device.insert(text, at: edit.at, in: id)
             case .delete:
                 try await device.delete(edit.at..<end, in: id)

@@ -10,7 +10,8 @@ import ServiceLifecycle
 
 /// The daemon's local API and web page: JSON over HTTP on 127.0.0.1 only, every request
 /// checked against the root's token (``TokenCheck``), bodies over ``maximumBody`` refused
-/// (413), every failure answered as JSON with its status (``ErrorAnswers``). The operations
+/// (413), a body it cannot decode explained in plain words (``BadBody``), every failure
+/// answered as JSON with its status (``ErrorAnswers``). The operations
 /// are `openapi.yaml`'s, generated at build time and served by ``APIHandlers``; the page
 /// (``WebPage``) is `GET /`.
 public struct LocalAPIServer: Service {
@@ -35,6 +36,7 @@ public struct LocalAPIServer: Service {
         router.add(middleware: ErrorAnswers(logger: logger))
         router.add(middleware: TokenCheck(token: token))
         router.add(middleware: BodyLimit(maximum: Self.maximumBody))
+        router.add(middleware: BadBody())
         try APIHandlers(device: device).registerHandlers(on: router)
         router.get("/") { _, _ in WebPage.response() }
         application = Application(
@@ -71,10 +73,11 @@ struct ErrorAnswers: RouterMiddleware {
         } catch let error as APIFailure {
             return Self.answer(status: error.status, error.message)
         } catch {
-            // The generated code throws for a request it cannot decode (bad JSON, a missing
-            // field, a wrong content type); its description names what was wrong.
+            // The generated code throws for a request it cannot decode that ``BadBody`` did not
+            // explain; the decoder's words name Swift types, so they go to the debug log only.
             logger.debug("bad request", metadata: ["path": "\(request.uri.path)", "error": "\(Self.reason(error))"])
-            return Self.answer(status: 400, "bad request: \(Self.reason(error))")
+            let cause = (error as? ServerError)?.causeDescription ?? "the request is not what this path takes"
+            return Self.answer(status: 400, "bad request: \(cause)")
         }
     }
 
@@ -86,7 +89,7 @@ struct ErrorAnswers: RouterMiddleware {
 
     static func answer(status: Int, _ message: String) -> Response {
         let payload: [String: any Sendable] = ["error": message, "status": status]
-        let data = (try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])) ?? Data("{}".utf8)
+        let data = (try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -54,6 +54,55 @@ import TestSupport
         #expect(daemon.process.isRunning, "bad requests must never stop the daemon; log:\n\(daemon.logText)")
     }
 
+    /// A body that is not what an edit or a save takes is refused 400 with one line that names
+    /// the field and what it must be, or says the body is not JSON; never the decoder's words.
+    @Test func badBodiesAreRefusedInPlainWords() async throws {
+        defer { folder.remove() }
+        let daemon = try APIDaemon("A", in: folder, container: container)
+        defer { daemon.stop() }
+        try await daemon.waitUntilListening()
+        #expect(try daemon.request("POST", "/api/documents", json: #"{"name":"Notes"}"#).status == 201)
+        let before = try daemon.request("GET", "/api/documents/Notes/text").body
+
+        let at = "`at` must be a whole number from 0 to the text's length"
+        let edits: [(body: String, error: String)] = [
+            (#"{"kind":"ins","at":0,"text":"a"}"#, "`kind` must be one of insert, delete, replace"),
+            (#"{"kind":"insert","at":99999999999999999999999,"text":"a"}"#, at),
+            (#"{"kind":"insert","at":1.5,"text":"a"}"#, at),
+            (#"{"kind":"insert","at":"0","text":"a"}"#, at),
+            (#"{"kind":"insert","at":true,"text":"a"}"#, at),
+            (#"{"kind":"insert","at":-1,"text":"a"}"#, at),
+            (#"{"kind":"insert","text":"a"}"#, "`at` is missing; it must be a whole number from 0 to the text's length"),
+            (#"{"kind":"delete","at":0,"length":-2}"#, "`length` must be a whole number from 0 up: how many characters to remove"),
+            (#"{"kind":"insert","at":0,"text":5}"#, "`text` must be a string: the text to insert"),
+            (#"{"kind":"insert","at":0}"#, "an insert needs `text`: the text to insert"),
+            (#"["insert"]"#, "the body must be a JSON object, not an array"),
+            (#"{"kind":"insert","#, "the body is not JSON; send a JSON object"),
+        ]
+        for edit in edits {
+            let answer = try daemon.request("POST", "/api/documents/Notes/edits", json: edit.body)
+            #expect(answer.status == 400, "\(edit.body): \(answer)")
+            #expect(Self.error(in: answer.body) == edit.error, "\(edit.body): \(answer.body)")
+        }
+        let saves: [(body: String, error: String)] = [
+            (#"{"editedFrom":""}"#, "`text` is missing; it must be a string: the document's new text"),
+            (#"{"text":"new","editedFrom":3}"#, "`editedFrom` must be a string: the text the editor started from"),
+            ("text", "the body is not JSON; send a JSON object"),
+        ]
+        for save in saves {
+            let answer = try daemon.request("PUT", "/api/documents/Notes/text", json: save.body)
+            #expect(answer.status == 400, "\(save.body): \(answer)")
+            #expect(Self.error(in: answer.body) == save.error, "\(save.body): \(answer.body)")
+        }
+        #expect(try daemon.request("GET", "/api/documents/Notes/text").body == before, "nothing refused was saved")
+    }
+
+    /// The `error` field of an error answer.
+    static func error(in body: String) -> String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+        return object?["error"] as? String
+    }
+
     /// The server's socket is bound to 127.0.0.1 and nothing else (the kernel's own table).
     @Test func listensOnLoopbackOnly() async throws {
         defer { folder.remove() }
