@@ -43,22 +43,6 @@ extension DocumentLibrary {
         return (text, target)
     }
 
-    /// Whether `text` is the document's text now or right after one of its last `saves` saves:
-    /// the base an editor says it started from, checked before a three-way merge trusts it (a
-    /// base that never was the text merges into garbage). Walks back from the newest save.
-    public func isVersion(_ text: String, of id: DocumentID, withinLast saves: Int = 100) async throws -> Bool {
-        let contents = try await viewableContents(id)
-        guard let entry = contents.graph.textEntry else { return false }
-        var current = entry.text
-        if current == text { return true }
-        for save in Self.textSaves(contents).reversed().prefix(max(saves, 0)) {
-            guard let earlier = save.undone(current) else { return false }
-            if earlier == text { return true }
-            current = earlier
-        }
-        return false
-    }
-
     /// `multidoc revert`: a new save that makes the text what it was after `point` (and syncs
     /// like any save). Returns the save it went back to.
     @discardableResult

@@ -80,30 +80,6 @@ import TestSupport
         await b.close()
     }
 
-    /// An editor's whole text is merged from the base it names only when that base was the
-    /// text (now, or after a recent save): a base that never was is refused and changes nothing;
-    /// an older version still merges with what a peer saved since.
-    @Test func aReplaceFromABaseThatNeverWasTheTextIsRefused() async throws {
-        defer { folder.remove() }
-        let a = try await device("A")
-        let notes = try await a.create(named: "Notes")
-        let length = (try await a.text(notes.id)).unicodeScalars.count
-        try await a.replace(0..<length, with: "one two", in: notes.id)
-        do {
-            try await a.replaceText(notes.id, with: "new whole", editedFrom: "wrong base")
-            Issue.record("a base that never was the text was merged")
-        } catch {
-            #expect(error.kind == .invalid)
-            #expect(error.description.contains("editedFrom"))
-        }
-        #expect(try await a.text(notes.id) == "one two")
-        // Edited from "one two" while "three" was appended: both stay.
-        try await a.insert(" three", at: 7, in: notes.id)
-        try await a.replaceText(notes.id, with: "ONE two", editedFrom: "one two")
-        #expect(try await a.text(notes.id) == "ONE two three")
-        await a.close()
-    }
-
     @Test func mistakesAreTypedErrorsWithTheirKind() async throws {
         defer { folder.remove() }
         let a = try await device("A")
