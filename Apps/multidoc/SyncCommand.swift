@@ -38,7 +38,7 @@ struct SyncCommand: AsyncParsableCommand {
             if options.json {
                 try printJSON(output)
             } else {
-                print("imported \(report.importedLogs) logs, exported \(report.exportedLogs), discovered \(report.discovered.count), removed \(report.removed.count)")
+                print(report.summaryLine)
                 for conflict in report.conflicts { print("conflict: \(conflict)") }
                 reportSync(report, json: false)
             }

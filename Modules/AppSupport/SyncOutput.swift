@@ -32,6 +32,15 @@ public struct SyncOutput: Encodable, Sendable {
 }
 
 extension SyncReport {
+    /// The line `multidoc sync` prints: what the pass moved, and how many container files it
+    /// would not trust when there are any (the warnings after it name each and its way out).
+    public var summaryLine: String {
+        let line = "imported \(importedLogs) logs, exported \(exportedLogs), discovered \(discovered.count), removed \(removed.count)"
+        let files = Set(quarantined.map(\.url.path)).count
+        guard files > 0 else { return line }
+        return line + ", \(files) \(files == 1 ? "file" : "files") quarantined (see the warnings for what to do)"
+    }
+
     /// Saves that stayed on this device are not synced, whatever else the pass did: the error
     /// `sync` ends with (exit 10), or nil when every save shipped.
     public func unshippedError(container: URL?) -> AppError? {

@@ -200,6 +200,29 @@ import TestSupport
         #expect(try logs() == before + 1)
     }
 
+    /// `sync` says how many container files it quarantined in its summary line, with a warning
+    /// per file; `--json` lists them.
+    @Test func syncCountsTheFilesItQuarantined() throws {
+        defer { folder.remove() }
+        for name in ["Notes", "Plans"] { #expect(try multidoc(["new", name, "--device-name", "A"], root: rootA).status == 0) }
+        #expect(try multidoc(["sync", "--device-name", "B"], root: rootB).status == 0)
+        // A's next log of each document, garbage: B stops at it and quarantines it.
+        let documents = try FileManager.default.contentsOfDirectory(atPath: container + "/documents").filter { UUID(uuidString: $0) != nil }
+        #expect(documents.count == 2)
+        for document in documents {
+            let logs = container + "/documents/\(document)/logs"
+            let writer = try #require(try FileManager.default.contentsOfDirectory(atPath: logs).first)
+            try Data("garbage".utf8).write(to: URL(fileURLWithPath: "\(logs)/\(writer)/0000000000000002.log"))
+        }
+        let sync = try multidoc(["sync"], root: rootB)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stdout == "imported 0 logs, exported 0, discovered 0, removed 0, 2 files quarantined (see the warnings for what to do)\n")
+        let warnings = sync.stderr.split(separator: "\n").filter { $0.hasPrefix("multidoc: warning: ") && $0.contains("0000000000000002.log") }
+        #expect(warnings.count == 2, "\(sync.stderr)")
+        let report = try #require(try json(try multidoc(["sync", "--json"], root: rootB)) as? [String: Any])
+        #expect((report["quarantined"] as? [String])?.count == 2, "\(report)")
+    }
+
     /// A negative number given to an option that takes a save, a position, a length, a count or
     /// seconds is named as such, by each executable.
     @Test(arguments: [
