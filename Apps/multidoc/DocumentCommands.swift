@@ -29,10 +29,10 @@ struct List: AsyncParsableCommand {
 
     func run() async throws {
         try await runCommand {
-            let (documents, recovered) = try await options.withLibrary { library in
-                reportSync(try await syncPass(library, json: options.json, .listing), json: options.json)
-                return (await library.list(), await library.recoveryReports)
+            let (report, documents, recovered) = try await options.withLibrary { library in
+                (try await syncPass(library, json: options.json, .listing), await library.list(), await library.recoveryReports)
             }
+            reportListing(report, documents, json: options.json)
             if !options.json {
                 for (_, report) in recovered.sorted(by: { $0.key < $1.key }) { printError("multidoc: recovered: \(report)") }
             }
@@ -41,9 +41,6 @@ struct List: AsyncParsableCommand {
                 return
             }
             printTable(DocumentRow.table(documents))
-            for document in documents where document.problem != nil {
-                printError("multidoc: warning: \(document.name): \(document.problem ?? "")")
-            }
         }
     }
 }

@@ -50,13 +50,24 @@ public func syncPass(_ library: DocumentLibrary, json: Bool, _ scope: CommandPas
 }
 
 /// Holds a pass's warnings until the command ends (``PassWarnings``), which drops the one that
-/// repeats the command's error.
-public func reportSync(_ report: SyncReport, json: Bool) {
+/// repeats the command's error. A failure of a document named in `shown` is left out: the
+/// command gives that document's problem in its own words.
+public func reportSync(_ report: SyncReport, json: Bool, shown: Set<String> = []) {
     guard !json else { return }
     for file in report.quarantined { PassWarnings.pending.add(file.description) }
     for problem in report.problems {
+        if case .document(let name, _) = problem, shown.contains(name) { continue }
         PassWarnings.pending.add(problem.description)
     }
+}
+
+/// `list`'s warnings: the pass's, and each damaged document's problem as its row has it, one
+/// warning per problem (the pass's failure to open a damaged store is that same problem).
+public func reportListing(_ report: SyncReport, _ documents: [DocumentSummary], json: Bool) {
+    guard !json else { return }
+    let troubled = documents.compactMap { document in document.problem.map { (document.name, $0) } }
+    reportSync(report, json: json, shown: Set(troubled.map(\.0)))
+    for (name, problem) in troubled { PassWarnings.pending.add("\(name): \(problem)") }
 }
 
 /// Two documents may share a name (as on two devices that named theirs alike); say so when a

@@ -223,6 +223,21 @@ import TestSupport
         #expect((report["quarantined"] as? [String])?.count == 2, "\(report)")
     }
 
+    /// `list` warns once about a document whose store is damaged: the table's problem, not also
+    /// the pass's failure to open it.
+    @Test func listWarnsOnceAboutADamagedStore() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "S1", "--device-name", "A"], root: rootA).status == 0)
+        let store = try #require(
+            FileManager.default.subpaths(atPath: rootA)?.first { $0.hasSuffix("/S1/store.sqlite") }, "no store for S1 in \(rootA)")
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: rootA + "/" + store))
+        let list = try multidoc(["list"], root: rootA)
+        #expect(list.status == 0, "\(list.stderr)")
+        let warnings = list.stderr.split(separator: "\n").filter { $0.hasPrefix("multidoc: warning: ") }
+        #expect(warnings.count == 1, "\(list.stderr)")
+        #expect(warnings.first?.hasPrefix("multidoc: warning: S1: ") == true && warnings.first?.contains("not a valid store") == true, "\(list.stderr)")
+    }
+
     /// A negative number given to an option that takes a save, a position, a length, a count or
     /// seconds is named as such, by each executable.
     @Test(arguments: [
