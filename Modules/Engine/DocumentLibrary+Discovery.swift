@@ -34,6 +34,14 @@ extension DocumentLibrary {
         let scan = container.applyTombstones()
         for file in scan.problems { quarantine(file, in: &report) }
         var remembered = rememberedDeletions()
+        // Peers by name in the trash's BY column, read only when a peer's deletion is applied.
+        var names: [DeviceID: String]?
+        func deleterName(_ device: DeviceID) -> String {
+            if device == identity.id { return "this device" }
+            if names == nil { names = Dictionary(container.deviceRecords().map { ($0.device, $0.name) }, uniquingKeysWith: { first, _ in first }) }
+            let short = String(device.description.prefix(8))
+            return names?[device].map { "\($0) (\(short))" } ?? device.description
+        }
         for record in allRecords() where record.location == .cloud && (scan.deleted.contains(record.id) || remembered[record.id] != nil) {
             let deleter = scan.deletedBy[record.id] ?? remembered[record.id]?.first?.deletedBy
             if remembered[record.id] == nil, let deleter {
@@ -42,7 +50,7 @@ extension DocumentLibrary {
                 remembered[record.id] = [entry]
             }
             await closeDocument(record.id)
-            moveToTrash(record, deletedBy: deleter.map { $0 == identity.id ? "this device" : $0.description } ?? "a peer")
+            moveToTrash(record, deletedBy: deleter.map(deleterName) ?? "a peer")
             report.removed.append(record.name.rawValue)
             emit(.documentRemoved(record.id, name: record.name.rawValue))
             logger.info("document deleted by a peer", metadata: ["name": "\(record.name)", "uuid": "\(record.id)"])

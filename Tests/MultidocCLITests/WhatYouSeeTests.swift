@@ -75,6 +75,8 @@ import TestSupport
         #expect(trash.status == 0, "\(trash.stderr)")
         let entries = try #require(try json(trash) as? [[String: Any]])
         #expect(entries.map { $0["name"] as? String } == ["Renamed"], "\(trash.stdout)")
+        // Who deleted it, by name as the container's registry has it.
+        #expect((entries.first?["deletedBy"] as? String)?.hasPrefix("A (") == true, "\(trash.stdout)")
     }
 }
 
