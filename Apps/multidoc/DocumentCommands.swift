@@ -129,13 +129,8 @@ struct Edit: AsyncParsableCommand {
                 reportSync(try await syncPass(library, json: options.json, .document(record.id)), json: options.json)
                 return (try await library.detail(record.id), saved)
             }
-            if options.json {
-                var row = DocumentRow(detail.summary)
-                row.saved = saved
-                try printJSON(row)
-            } else {
-                print(saved ? "saved \(detail.summary.name)" : "unchanged: nothing saved to \(detail.summary.name)")
-            }
+            let row = DocumentRow(detail.summary, saved: saved)
+            if options.json { try printJSON(row) } else { print(row.editLine) }
         }
     }
 }

@@ -35,7 +35,5 @@ struct Multidoc: AsyncParsableCommand {
 
     /// The options whose values are saves, positions, lengths or counts: a negative one is named
     /// as such (ArgumentParser would take `-1` for an option and say the value is missing).
-    static let nonNegativeOptions: CommandLineShape.NonNegativeOptions = [
-        "--at": [0], "--to": [0], "--insert": [0], "--delete": [0, 1], "--ping-rounds": [0],
-    ]
+    static let nonNegativeOptions: CommandLineShape.NonNegativeOptions = ["--at": [0], "--to": [0], "--insert": [0], "--delete": [0, 1], "--ping-rounds": [0]]
 }

@@ -91,30 +91,20 @@ struct Multidocd: AsyncParsableCommand {
         // Trapped before anything else: SIGTERM or SIGINT while the daemon starts stops it
         // gracefully once it can, instead of killing it half-started.
         let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
-        let options: DaemonOptions
         do {
-            options = try DaemonOptions(parsing: self, environment: ProcessInfo.processInfo.environment)
-        } catch {
-            throw fail(error)
-        }
-        if let url = options.logFile {
-            let file: LogFile
-            do {
-                file = try LogFile(url: url)
-            } catch {
-                throw fail(error)
+            let options = try DaemonOptions(parsing: self, environment: ProcessInfo.processInfo.environment)
+            if let url = options.logFile {
+                let file = try LogFile(url: url)
+                LoggingSystem.bootstrap { label in FileLogHandler(label: label, file: file, logLevel: options.logLevel) }
+                // One line where the user started it, so the log can be found.
+                FileHandle.standardError.write(Data("multidocd: logging to \(url.path)\n".utf8))
+            } else {
+                LoggingSystem.bootstrap { label in
+                    var handler = StreamLogHandler.standardError(label: label)
+                    handler.logLevel = options.logLevel
+                    return handler
+                }
             }
-            LoggingSystem.bootstrap { label in FileLogHandler(label: label, file: file, logLevel: options.logLevel) }
-            // One line where the user started it, so the log can be found.
-            FileHandle.standardError.write(Data("multidocd: logging to \(url.path)\n".utf8))
-        } else {
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = options.logLevel
-                return handler
-            }
-        }
-        do {
             let daemon = try await bootstrap(options)
             try await daemon.run(stoppingOn: stopSignals)
         } catch {

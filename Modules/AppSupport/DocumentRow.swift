@@ -23,6 +23,12 @@ public struct DocumentRow: Encodable, Sendable {
     /// `edit --json` only: whether the edit made a save (false: it changed nothing).
     public var saved: Bool?
 
+    /// `edit`'s row: the document, and whether the edit made a save.
+    public init(_ summary: DocumentSummary, saved: Bool) {
+        self.init(summary)
+        self.saved = saved
+    }
+
     /// The row of one document of the master table.
     public init(_ summary: DocumentSummary) {
         name = summary.name
@@ -44,6 +50,9 @@ public struct DocumentRow: Encodable, Sendable {
     public static func downloaded(_ summary: DocumentSummary) -> String {
         summary.life == .previewed ? "preview" : "\(summary.downloadPercent)%"
     }
+
+    /// `edit`'s line: whether the edit made a save.
+    public var editLine: String { saved == false ? "unchanged: nothing saved to \(name)" : "saved \(name)" }
 
     /// The row as `JSONEncoder` would write it, keys sorted (``printJSONRows(_:)``).
     public func write(to object: inout JSONObject) {
