@@ -55,7 +55,9 @@ extension DocumentLibrary {
             let cause = error.cause as? SyncError
             return .unshipped(name: record.name.rawValue, detail: cause?.summary ?? "\(error.cause)", wayOut: cause?.wayOut ?? .makeWritable)
         }
-        return .document(name: record.name.rawValue, detail: "\(error)")
+        // The problem names its document already: an error that names it too says it once.
+        let detail = "\(error)", named = "document \(record.name.rawValue): "
+        return .document(name: record.name.rawValue, detail: detail.hasPrefix(named) ? String(detail.dropFirst(named.count)) : detail)
     }
 
     /// How many documents with work a pass opens at once (bounds open stores and memory).

@@ -236,6 +236,9 @@ import TestSupport
         let warnings = list.stderr.split(separator: "\n").filter { $0.hasPrefix("multidoc: warning: ") }
         #expect(warnings.count == 1, "\(list.stderr)")
         #expect(warnings.first?.hasPrefix("multidoc: warning: S1: ") == true && warnings.first?.contains("not a valid store") == true, "\(list.stderr)")
+        // sync names the document once too.
+        let sync = try multidoc(["sync"], root: rootA)
+        #expect(sync.stderr.contains("warning: S1: ") && !sync.stderr.contains("S1: document S1"), "\(sync.stderr)")
     }
 
     /// A negative number given to an option that takes a save, a position, a length, a count or
