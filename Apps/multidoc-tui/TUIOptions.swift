@@ -30,5 +30,6 @@ struct TUIOptions: ParsableCommand {
         guard syncInterval >= 0.1, syncInterval <= 3600 else {
             throw ValidationError("--sync-interval must be between 0.1 and 3600 seconds")
         }
+        if device.localAPI != nil { throw ValidationError("--local-api is multidocd's: run 'multidocd --root ROOT --local-api on' beside the TUI") }
     }
 }

@@ -67,11 +67,9 @@ struct Inspect: AsyncParsableCommand {
     func run() async throws {
         try await runCommand {
             let until = pingRounds.map { "\($0) ping\($0 == 1 ? " is" : "s are") sent or interrupted" } ?? "interrupted (Ctrl-C)"
+            // Said on stderr: stdout holds only the summary (--json: its object).
             let output = try await options.withLibrary { library in
-                try await library.inspectLive(document, rounds: pingRounds, startPing: startPing) { name in
-                    // On stderr: stdout holds only the summary (--json: its object).
-                    printError("inspecting \(name) until \(until)")
-                }
+                try await library.inspectLive(document, rounds: pingRounds, startPing: startPing) { printError("inspecting \($0) until \(until)") }
             }
             if options.json { try printJSON(output) } else { print(output.line) }
         }

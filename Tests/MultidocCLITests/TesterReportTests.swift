@@ -263,4 +263,13 @@ import TestSupport
         let help = program == "multidoc" ? "multidoc \(arguments[0]) --help" : "\(program) --help"
         #expect(result.stderr == "\(program): error: \(message) (see '\(help)')\n", "\(result.stderr)")
     }
+
+    /// The TUI does not serve the local API: asked to, it says whose option that is instead of
+    /// starting with nothing listening.
+    @Test func theTUIRefusesTheLocalAPIOption() throws {
+        defer { folder.remove() }
+        let result = try ProductRunner.run("multidoc-tui", ["--local-api", "17491", "--root", rootA, "--container", container])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--local-api is multidocd's"), "\(result.stderr)")
+    }
 }
