@@ -62,6 +62,8 @@ public enum ProductRunner {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
@@ -69,19 +71,26 @@ public enum ProductRunner {
         let group = DispatchGroup()
         // A thread of its own per pipe, not Dispatch's global queue: its few threads can all be
         // blocked in other tests' reads (a daemon's pipes stay open for minutes), and a read
-        // queued behind them timed out a command that had long finished.
+        // queued behind them timed out a command that had long finished. Each keeps what it has
+        // read so far.
         for (pipe, data) in [(out, outData), (err, errData)] {
             group.enter()
             let handle = pipe.fileHandleForReading
             Thread {
-                data.set(handle.readDataToEndOfFile())
+                while case let chunk = handle.availableData, !chunk.isEmpty { data.append(chunk) }
                 group.leave()
             }.start()
         }
-        if group.wait(timeout: .now() + timeout) == .timedOut {
+        // The process's end is what is waited for, not the pipes': a process another test
+        // started at the same moment (a tmux server, a daemon) can inherit their write ends
+        // and hold them open long after this one exited.
+        if exited.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             throw RunnerError(message: "\(product) \(arguments.joined(separator: " ")) did not finish in \(Int(timeout)) s")
         }
+        // What it wrote is in the pipes: read to their end, or for as long as another holder
+        // keeps them open, a moment.
+        _ = group.wait(timeout: .now() + 2)
         process.waitUntilExit()
         return Result(status: process.terminationStatus,
                       stdout: String(decoding: outData.get(), as: UTF8.self),
@@ -98,6 +107,6 @@ public enum ProductRunner {
 private final class LockedData: @unchecked Sendable {
     private let lock = NSLock()
     private var data = Data()
-    func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
+    func append(_ value: Data) { lock.lock(); data.append(value); lock.unlock() }
     func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
 }
