@@ -19,8 +19,8 @@ public enum TerminalPrompt {
 
     /// Lets the user edit `text` in `$VISUAL`, `$EDITOR` or vi, and returns what they saved.
     /// The text is private: a folder only this user can enter, a file only this user can read.
-    /// - Throws: ``AppError`` when the editor exits with a failure (nothing is to be saved), or
-    ///   the file error when the text cannot be written or read back.
+    /// - Throws: ``AppError`` when the editor exits with a failure or leaves no file to read
+    ///   back (nothing is to be saved), or the file error when the text cannot be written.
     public static func edit(_ text: String, environment: [String: String]) throws -> String {
         let editor = environment["VISUAL"] ?? environment["EDITOR"] ?? "vi"
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("multidoc-edit-\(UUID().uuidString)", isDirectory: false)
@@ -34,6 +34,11 @@ public enum TerminalPrompt {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw AppError(.failure, "the editor (\(editor)) exited with \(process.terminationStatus); nothing saved") }
-        return String(decoding: try Data(contentsOf: file), as: UTF8.self)
+        do {
+            return String(decoding: try AtomicFile.readBytes(file), as: UTF8.self)
+        } catch {
+            let why = error.isMissing ? "the file is gone" : error.detail ?? String(cString: strerror(error.code))
+            throw AppError(.failure, "the editor (\(editor)) left no text to read at \(file.path) (\(why)); nothing saved")
+        }
     }
 }

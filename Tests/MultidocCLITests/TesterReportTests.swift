@@ -272,4 +272,18 @@ import TestSupport
         #expect(result.status == 64)
         #expect(result.stderr.contains("--local-api is multidocd's"), "\(result.stderr)")
     }
+
+    /// An editor that takes its file away leaves nothing to save: one line saying so, not a
+    /// Foundation error, and the text as it was.
+    @Test func anEditorThatRemovesItsFileSavesNothingAndSaysWhy() throws {
+        defer { folder.remove() }
+        #expect(try multidoc(["new", "Notes"], root: rootA).status == 0)
+        #expect(try multidoc(["edit", "Notes", "--text", "kept"], root: rootA).status == 0)
+        let editor = try ProductRunner.run(
+            "multidoc", ["edit", "Notes", "--root", rootA, "--container", container], environment: ["EDITOR": "rm"])
+        #expect(editor.status != 0)
+        #expect(editor.stderr.contains("left no text") && !editor.stderr.contains("NSCocoaErrorDomain"), "\(editor.stderr)")
+        let show = try multidoc(["show", "Notes", "--json"], root: rootA)
+        #expect((try json(show) as? [String: Any])?["text"] as? String == "kept")
+    }
 }
