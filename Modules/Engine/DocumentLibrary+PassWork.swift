@@ -55,9 +55,9 @@ extension DocumentLibrary {
             let cause = error.cause as? SyncError
             return .unshipped(name: record.name.rawValue, detail: cause?.summary ?? "\(error.cause)", wayOut: cause?.wayOut ?? .makeWritable)
         }
-        // The problem names its document already: an error that names it too says it once.
-        let detail = "\(error)", named = "document \(record.name.rawValue): "
-        return .document(name: record.name.rawValue, detail: detail.hasPrefix(named) ? String(detail.dropFirst(named.count)) : detail)
+        // The problem names its document already: an error about that document says the rest.
+        let about = (error as? EngineError)?.aboutDocument
+        return .document(name: record.name.rawValue, detail: about?.document == record.name.rawValue ? about?.detail ?? "\(error)" : "\(error)")
     }
 
     /// How many documents with work a pass opens at once (bounds open stores and memory).

@@ -75,6 +75,17 @@ public enum EngineError: Error, Sendable, CustomStringConvertible, Equatable {
 }
 
 extension EngineError {
+    /// For an error about one document: its name, and what is wrong without the name (for a
+    /// line that names the document already).
+    public var aboutDocument: (document: String, detail: String)? {
+        switch self {
+        case .storeFailed(let document, let detail), .notInHistory(let document, let detail), .outOfRange(let document, let detail):
+            (document, detail)
+        case .saveRefused(let document, let detail): (document, "save refused, nothing was changed: \(detail)")
+        default: nil
+        }
+    }
+
     /// A discovered document whose first log has not been imported here: it has no text to
     /// show or edit yet.
     static func notViewableYet(_ document: String) -> EngineError {
